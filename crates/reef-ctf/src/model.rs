@@ -1,0 +1,302 @@
+//! The validated trace model that the TSDL parser produces and the decoder
+//! compiles into plans.
+//!
+//! Everything here is resolved: byte orders are concrete (no `native`),
+//! type aliases are expanded, and every sequence length / variant tag is a
+//! [`FieldRef`] pointing at an integer or enumeration field of a scope that is
+//! decoded before the referring field.
+
+/// Byte order of a field, resolved (TSDL `native`/`network` are mapped here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOrder {
+    Little,
+    Big,
+}
+
+/// Character encoding of an integer (an element of a text array/sequence)
+/// or a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    None,
+    Utf8,
+    Ascii,
+}
+
+/// A fixed-size integer: 1..=64 bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegerClass {
+    /// Size in bits, 1..=64.
+    pub size: u32,
+    /// Alignment in bits (a power of two); 1 when the field is bit-packed.
+    pub align: u32,
+    pub signed: bool,
+    pub byte_order: ByteOrder,
+    /// Preferred display base: 2, 8, 10 or 16.
+    pub base: u32,
+    pub encoding: Encoding,
+    /// Name of the clock class this integer is mapped to (`map = clock.NAME.value`).
+    pub mapped_clock: Option<String>,
+}
+
+/// An IEEE 754 floating point number (32 or 64 bits in practice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FloatClass {
+    pub exp_dig: u32,
+    pub mant_dig: u32,
+    pub align: u32,
+    pub byte_order: ByteOrder,
+}
+
+impl FloatClass {
+    /// Total size in bits (`exp_dig + mant_dig`).
+    pub fn size(&self) -> u32 {
+        self.exp_dig + self.mant_dig
+    }
+}
+
+/// One label of an enumeration with the inclusive ranges that map to it, in
+/// declaration order. Range bounds are stored as `i128` so that both signed
+/// and unsigned 64-bit containers fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumMapping {
+    pub label: String,
+    pub ranges: Vec<(i128, i128)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumClass {
+    pub container: IntegerClass,
+    /// Labels in declaration order; one label may own several ranges and
+    /// ranges of different labels may overlap.
+    pub mappings: Vec<EnumMapping>,
+}
+
+impl EnumClass {
+    /// Labels whose ranges contain `value`, in declaration order.
+    pub fn labels_for(&self, value: i128) -> impl Iterator<Item = &str> {
+        self.mappings
+            .iter()
+            .filter(move |m| m.ranges.iter().any(|&(lo, hi)| lo <= value && value <= hi))
+            .map(|m| m.label.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StringClass {
+    pub encoding: Encoding,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructMember {
+    pub name: String,
+    pub class: FieldClass,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructClass {
+    /// Minimum alignment from `align(N)`, in bits (1 when absent). The
+    /// effective alignment is the max of this and the members' alignments.
+    pub min_align: u32,
+    pub members: Vec<StructMember>,
+}
+
+/// The dynamic scopes of CTF 1.8, in the order they are decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// `trace.packet.header`
+    PacketHeader,
+    /// `stream.packet.context`
+    PacketContext,
+    /// `stream.event.header`
+    EventHeader,
+    /// `stream.event.context`
+    EventCommonContext,
+    /// `event.context`
+    EventSpecificContext,
+    /// `event.fields`
+    EventPayload,
+}
+
+/// A resolved reference to an integer or enumeration field used as a
+/// sequence length or variant tag.
+///
+/// `path` is a list of member indices, starting at the root structure of
+/// `scope`; each step indexes the members of a structure, or the options of a
+/// variant (which the decoder checks is the selected option at run time).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldRef {
+    pub scope: Scope,
+    pub path: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantOption {
+    pub name: String,
+    pub class: FieldClass,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantClass {
+    /// The tag: an enumeration field; the option whose name equals the
+    /// enumeration label of the tag's value is selected.
+    pub tag: FieldRef,
+    pub options: Vec<VariantOption>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayClass {
+    pub element: Box<FieldClass>,
+    pub length: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SequenceClass {
+    pub element: Box<FieldClass>,
+    /// The unsigned (or non-negative signed) integer holding the length.
+    pub length: FieldRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldClass {
+    Integer(IntegerClass),
+    Float(FloatClass),
+    Enum(EnumClass),
+    String(StringClass),
+    Struct(StructClass),
+    Variant(VariantClass),
+    Array(ArrayClass),
+    Sequence(SequenceClass),
+}
+
+impl FieldClass {
+    /// Alignment requirement in bits.
+    pub fn align(&self) -> u32 {
+        match self {
+            FieldClass::Integer(i) => i.align,
+            FieldClass::Float(f) => f.align,
+            FieldClass::Enum(e) => e.container.align,
+            FieldClass::String(_) => 8,
+            FieldClass::Struct(s) => s
+                .members
+                .iter()
+                .map(|m| m.class.align())
+                .fold(s.min_align.max(1), u32::max),
+            // A variant has no alignment of its own: the selected option's applies.
+            FieldClass::Variant(_) => 1,
+            FieldClass::Array(a) => a.element.align(),
+            FieldClass::Sequence(s) => s.element.align(),
+        }
+    }
+
+    pub fn as_struct(&self) -> Option<&StructClass> {
+        match self {
+            FieldClass::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A value of an `env` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvValue {
+    Int(i64),
+    Str(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockClass {
+    pub name: String,
+    pub uuid: Option<[u8; 16]>,
+    pub description: Option<String>,
+    /// Frequency in Hz (default 1 GHz).
+    pub freq: u64,
+    pub precision: u64,
+    /// Offset of the clock's origin from the Epoch: `offset_s` seconds plus
+    /// `offset` cycles.
+    pub offset_s: i64,
+    pub offset: i64,
+    /// `absolute = true`: the clock is a global reference.
+    pub absolute: bool,
+}
+
+impl Default for ClockClass {
+    fn default() -> Self {
+        ClockClass {
+            name: String::new(),
+            uuid: None,
+            description: None,
+            freq: 1_000_000_000,
+            precision: 0,
+            offset_s: 0,
+            offset: 0,
+            absolute: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventClass {
+    pub id: u64,
+    pub name: String,
+    pub loglevel: Option<i64>,
+    pub model_emf_uri: Option<String>,
+    /// `event.context`
+    pub context: Option<FieldClass>,
+    /// `event.fields`
+    pub payload: Option<FieldClass>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamClass {
+    /// The stream class id (0 when the metadata declares a single stream
+    /// without an id).
+    pub id: u64,
+    /// `stream.packet.context`
+    pub packet_context: Option<FieldClass>,
+    /// `stream.event.header`
+    pub event_header: Option<FieldClass>,
+    /// `stream.event.context`
+    pub event_context: Option<FieldClass>,
+    /// Event classes of this stream, in declaration order.
+    pub events: Vec<EventClass>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callsite {
+    pub name: String,
+    pub func: String,
+    pub file: String,
+    pub line: u64,
+    pub ip: u64,
+}
+
+/// A whole parsed and validated CTF 1.8 metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    pub major: u32,
+    pub minor: u32,
+    pub uuid: Option<[u8; 16]>,
+    /// The trace's native byte order.
+    pub byte_order: ByteOrder,
+    /// `trace.packet.header`
+    pub packet_header: Option<FieldClass>,
+    /// `env` entries in declaration order.
+    pub env: Vec<(String, EnvValue)>,
+    pub clocks: Vec<ClockClass>,
+    pub streams: Vec<StreamClass>,
+    pub callsites: Vec<Callsite>,
+}
+
+impl Metadata {
+    pub fn env_get(&self, key: &str) -> Option<&EnvValue> {
+        self.env.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn clock(&self, name: &str) -> Option<&ClockClass> {
+        self.clocks.iter().find(|c| c.name == name)
+    }
+
+    pub fn stream(&self, id: u64) -> Option<&StreamClass> {
+        self.streams.iter().find(|s| s.id == id)
+    }
+}

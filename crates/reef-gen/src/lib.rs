@@ -1,0 +1,1 @@
+//! The .reef schema language and generators.

@@ -1,0 +1,1 @@
+//! Stream cursors and timestamp-ordered muxing.

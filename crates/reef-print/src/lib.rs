@@ -1,0 +1,1 @@
+//! babeltrace2-compatible text output.
