@@ -22,10 +22,11 @@ pub enum Encoding {
     Ascii,
 }
 
-/// A fixed-size integer: 1..=64 bits.
+/// A fixed-size integer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IntegerClass {
-    /// Size in bits, 1..=64.
+    /// Size in bits, >= 1. Sizes above 64 are legal CTF (the conformance
+    /// suite has a 1024-bit one); the decoder reads them as raw bits.
     pub size: u32,
     /// Alignment in bits (a power of two); 1 when the field is bit-packed.
     pub align: u32,
@@ -86,6 +87,9 @@ pub struct StringClass {
     pub encoding: Encoding,
 }
 
+/// A structure member. Names are kept exactly as written in the TSDL
+/// (babeltrace2 strips one leading underscore when *showing* a member name;
+/// that is the printer's business).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StructMember {
     pub name: String,
@@ -129,6 +133,8 @@ pub struct FieldRef {
     pub path: Vec<u32>,
 }
 
+/// A variant option; `name` is as written in the TSDL and is matched
+/// against the tag's enumeration labels verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VariantOption {
     pub name: String,
