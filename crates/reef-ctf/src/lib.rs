@@ -4,12 +4,72 @@
 //!   [`model::Metadata`], with `line:column` errors.
 //! - [`model`] is that resolved trace model: clocks, env, stream and event
 //!   classes, field classes.
+//! - [`plan`] compiles each dynamic scope of the model once into a flat
+//!   decode plan; [`decode`] runs plans over packet bytes with no per-event
+//!   allocation.
+//! - [`trace`] opens a trace directory (metadata + memory-mapped stream
+//!   files); [`stream`] walks one stream's packets and events.
 //!
-//! The library does no I/O beyond the bytes it is handed, prints nothing and
-//! never exits the process.
+//! ```no_run
+//! use std::sync::Arc;
+//! let trace = Arc::new(reef_ctf::Trace::open("my-trace".as_ref())?);
+//! let mut cursor = reef_ctf::StreamCursor::new(trace.clone(), 0);
+//! while let Some(item) = cursor.next()? {
+//!     if item == reef_ctf::Item::Event {
+//!         println!("event at {:?}", cursor.event.ts);
+//!     }
+//! }
+//! # Ok::<(), reef_ctf::Error>(())
+//! ```
+//!
+//! The library does no I/O beyond reading the trace it is pointed at, prints
+//! nothing and never exits the process.
 
+pub mod bits;
+pub mod decode;
 pub mod metadata;
 pub mod model;
+pub mod plan;
+pub mod stream;
+pub mod trace;
 
-pub use metadata::{parse_metadata, MetadataError};
+use std::path::{Path, PathBuf};
+
+pub use decode::{DecodeError, DecodeErrorKind, Value};
+pub use metadata::{metadata_text, parse_metadata, MetadataError};
 pub use model::*;
+pub use stream::{EventData, Item, PacketInfo, StreamCursor};
+pub use trace::{Trace, TraceClass};
+
+/// Everything that can go wrong reading a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{err}", path.display())]
+    Metadata { path: PathBuf, err: MetadataError },
+    #[error("{}: packet at byte {packet_offset}: {err}", path.display())]
+    Decode {
+        path: PathBuf,
+        packet_offset: u64,
+        err: DecodeError,
+    },
+    #[error("{}: at byte {offset}: {msg}", path.display())]
+    Stream {
+        path: PathBuf,
+        offset: u64,
+        msg: String,
+    },
+}
+
+impl Error {
+    pub fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

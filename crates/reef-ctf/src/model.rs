@@ -306,3 +306,37 @@ impl Metadata {
         self.streams.iter().find(|s| s.id == id)
     }
 }
+
+impl ClockClass {
+    /// The clock offset normalized as babeltrace2 does: whole seconds moved
+    /// from `offset` (cycles) into `offset_s`, leaving `0 <= cycles < freq`.
+    pub fn normalized_offset(&self) -> (i64, u64) {
+        let freq = self.freq.max(1) as i128;
+        let total = self.offset_s as i128 * freq + self.offset as i128;
+        let secs = total.div_euclid(freq);
+        let cycles = total.rem_euclid(freq);
+        (secs.clamp(i64::MIN as i128, i64::MAX as i128) as i64, cycles as u64)
+    }
+
+    /// Converts a clock value to nanoseconds from the Epoch (the clock's
+    /// origin when it is not absolute), the way babeltrace2 does: offset
+    /// cycles are added to the value before conversion, and conversion for a
+    /// frequency other than 1 GHz goes through a double. `None` on overflow.
+    pub fn ns_from_origin(&self, cycles: u64) -> Option<i64> {
+        let (secs, off_cycles) = self.normalized_offset();
+        let base = (secs as i128).checked_mul(1_000_000_000)?;
+        let value = off_cycles.checked_add(cycles)?;
+        let ns = if self.freq == 1_000_000_000 {
+            value
+        } else {
+            let d = 1e9 * value as f64 / self.freq.max(1) as f64;
+            if d >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                d as u64
+            }
+        };
+        let total = base + ns as i128;
+        i64::try_from(total).ok()
+    }
+}

@@ -1,0 +1,362 @@
+//! The decoder: runs a [`Plan`] over packet bytes, appending [`Value`]s in
+//! pre-order into a caller-owned buffer (reused across events, so decoding
+//! allocates nothing once the buffer has grown to the largest event).
+
+use crate::bits::{align_up, read_be, read_le, sign_extend};
+use crate::plan::{Meaning, Node, Plan, MEANINGS, NONE};
+
+/// A decoded value. Compound fields are flattened in pre-order: a struct
+/// contributes its members' values, an array its elements', a sequence a
+/// [`Value::Len`] then its elements', a variant an [`Value::Opt`] then the
+/// option's values. Text arrays/sequences and strings are a single
+/// [`Value::Bytes`] pointing into the stream data (zero copy).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    U(u64),
+    I(i64),
+    F(f64),
+    /// `len` bytes at byte offset `off` of the stream data; for a string,
+    /// the terminating NUL is not included.
+    Bytes {
+        off: usize,
+        len: usize,
+    },
+    Len(u64),
+    Opt(u32),
+    /// An integer wider than 64 bits, at this bit offset of the stream data.
+    Big {
+        bit_off: u64,
+    },
+}
+
+/// Why decoding stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeErrorKind {
+    #[error("field needs {needed} bits but only {available} remain in the packet")]
+    Truncated { needed: u64, available: u64 },
+    #[error("string is not terminated before the end of the packet")]
+    UnterminatedString,
+    #[error("variant tag value {0} selects no option")]
+    NoVariantOption(i128),
+    #[error("sequence length {0} is negative")]
+    NegativeLength(i128),
+    #[error("sequence/array of {len} elements cannot fit in the {available} bits left in the packet")]
+    LengthTooLarge { len: u64, available: u64 },
+    #[error("{0}")]
+    Other(&'static str),
+}
+
+/// A decoding error at a bit offset of the stream file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at byte {} (bit {bit_offset}): {kind}", bit_offset / 8)]
+pub struct DecodeError {
+    pub bit_offset: u64,
+    pub kind: DecodeErrorKind,
+}
+
+/// Most zero-sized elements (arrays of empty structures) a single array may
+/// have: such arrays consume no bytes, so the packet size cannot bound them.
+pub const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
+
+/// Per-stream decoding state that outlives a single scope.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// Values of the fields that sequence lengths / variant tags refer to.
+    pub slots: Vec<i128>,
+    /// Values of the fields with a special meaning seen since the last reset.
+    pub meanings: [Option<u64>; MEANINGS],
+    pub uuid: Option<[u8; 16]>,
+    /// The stream's current clock value, in cycles.
+    pub clock: u64,
+}
+
+impl State {
+    pub fn new(slots: usize) -> State {
+        State {
+            slots: vec![0; slots],
+            meanings: [None; MEANINGS],
+            uuid: None,
+            clock: 0,
+        }
+    }
+
+    pub fn meaning(&self, m: Meaning) -> Option<u64> {
+        self.meanings[m as usize]
+    }
+
+    /// Updates the clock with a `size`-bit sample, assuming at most one
+    /// wrap-around of those bits since the last update.
+    #[inline]
+    pub fn update_clock(&mut self, value: u64, size: u32) {
+        if size >= 64 {
+            self.clock = value;
+            return;
+        }
+        let mask = (1u64 << size) - 1;
+        if value < self.clock & mask {
+            self.clock = self.clock.wrapping_add(mask + 1);
+        }
+        self.clock = (self.clock & !mask) | value;
+    }
+}
+
+/// A cursor over one packet's bits.
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor<'d> {
+    pub data: &'d [u8],
+    /// Bit offset in `data` where the packet starts (alignment is relative to it).
+    pub base: u64,
+    /// Current absolute bit offset.
+    pub pos: u64,
+    /// Absolute bit offset where the packet content ends.
+    pub end: u64,
+}
+
+impl<'d> Cursor<'d> {
+    #[inline]
+    fn align(&mut self, align: u32) {
+        if align > 1 {
+            self.pos = self.base + align_up(self.pos - self.base, align);
+        }
+    }
+
+    #[inline]
+    fn need(&self, bits: u64) -> Result<(), DecodeError> {
+        if self.pos > self.end || self.end - self.pos < bits {
+            return Err(DecodeError {
+                bit_offset: self.pos,
+                kind: DecodeErrorKind::Truncated {
+                    needed: bits,
+                    available: self.end.saturating_sub(self.pos),
+                },
+            });
+        }
+        Ok(())
+    }
+
+    fn err(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError {
+            bit_offset: self.pos,
+            kind,
+        }
+    }
+
+    /// Aligns to `align` and checks that `bits` remain.
+    #[inline]
+    pub fn align_need(&mut self, align: u32, bits: u64) -> Result<(), DecodeError> {
+        self.align(align);
+        self.need(bits)
+    }
+}
+
+/// Decodes the whole scope of `plan` (nothing if it has no root).
+#[inline]
+pub fn decode_scope(
+    plan: &Plan,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    match plan.root {
+        Some(r) => decode(plan, r, cur, st, out),
+        None => Ok(()),
+    }
+}
+
+/// Decodes node `n` of `plan` at the cursor.
+pub fn decode(
+    plan: &Plan,
+    n: u32,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    match plan.nodes[n as usize] {
+        Node::Int {
+            size,
+            align,
+            signed,
+            le,
+            slot,
+            clock,
+            meaning,
+            ..
+        } => {
+            cur.align_need(align, size as u64)?;
+            let raw = if le {
+                read_le(cur.data, cur.pos, size)
+            } else {
+                read_be(cur.data, cur.pos, size)
+            };
+            cur.pos += size as u64;
+            let v = if signed {
+                let s = sign_extend(raw, size);
+                if slot != NONE {
+                    st.slots[slot as usize] = s as i128;
+                }
+                Value::I(s)
+            } else {
+                if slot != NONE {
+                    st.slots[slot as usize] = raw as i128;
+                }
+                Value::U(raw)
+            };
+            if clock {
+                st.update_clock(raw, size);
+            }
+            if meaning != Meaning::None {
+                st.meanings[meaning as usize] = Some(raw);
+            }
+            out.push(v);
+        }
+        Node::BigInt { size, align, .. } => {
+            cur.align_need(align, size as u64)?;
+            out.push(Value::Big { bit_off: cur.pos });
+            cur.pos += size as u64;
+        }
+        Node::Float { size, align, le } => {
+            cur.align_need(align, size as u64)?;
+            let v = match size {
+                32 => {
+                    let raw = if le {
+                        read_le(cur.data, cur.pos, 32)
+                    } else {
+                        read_be(cur.data, cur.pos, 32)
+                    };
+                    f32::from_bits(raw as u32) as f64
+                }
+                64 => {
+                    let raw = if le {
+                        read_le(cur.data, cur.pos, 64)
+                    } else {
+                        read_be(cur.data, cur.pos, 64)
+                    };
+                    f64::from_bits(raw)
+                }
+                _ => return Err(cur.err(DecodeErrorKind::Other("unsupported floating point size"))),
+            };
+            cur.pos += size as u64;
+            out.push(Value::F(v));
+        }
+        Node::String => {
+            cur.align_need(8, 8)?;
+            let start = (cur.pos / 8) as usize;
+            let end = (cur.end / 8) as usize;
+            let hay = &cur.data[start..end.min(cur.data.len())];
+            match hay.iter().position(|&b| b == 0) {
+                Some(len) => {
+                    out.push(Value::Bytes { off: start, len });
+                    cur.pos += (len as u64 + 1) * 8;
+                }
+                None => return Err(cur.err(DecodeErrorKind::UnterminatedString)),
+            }
+        }
+        Node::Struct {
+            align,
+            first,
+            count,
+            ..
+        } => {
+            cur.align_need(align, 0)?;
+            for i in first..first + count {
+                decode(plan, plan.children[i as usize], cur, st, out)?;
+            }
+        }
+        Node::Variant {
+            tag_slot,
+            sel_first,
+            sel_count,
+            first,
+            ..
+        } => {
+            let tag = st.slots[tag_slot as usize];
+            let sel = plan.selectors[sel_first as usize..(sel_first + sel_count) as usize]
+                .iter()
+                .find(|s| s.lo <= tag && tag <= s.hi)
+                .ok_or_else(|| cur.err(DecodeErrorKind::NoVariantOption(tag)))?;
+            out.push(Value::Opt(sel.option));
+            decode(
+                plan,
+                plan.children[(first + sel.option) as usize],
+                cur,
+                st,
+                out,
+            )?;
+        }
+        Node::Array {
+            length,
+            elem,
+            text,
+            elem_min_bits,
+            uuid,
+            ..
+        } => {
+            if uuid && length == 16 {
+                let start = cur.pos;
+                decode_elements(plan, elem, length, elem_min_bits, text, cur, st, out)?;
+                if start % 8 == 0 && cur.pos - start == 128 {
+                    let s = (start / 8) as usize;
+                    let mut u = [0u8; 16];
+                    u.copy_from_slice(&cur.data[s..s + 16]);
+                    st.uuid = Some(u);
+                }
+            } else {
+                decode_elements(plan, elem, length, elem_min_bits, text, cur, st, out)?;
+            }
+        }
+        Node::Sequence {
+            len_slot,
+            elem,
+            text,
+            elem_min_bits,
+            ..
+        } => {
+            let len = st.slots[len_slot as usize];
+            if len < 0 {
+                return Err(cur.err(DecodeErrorKind::NegativeLength(len)));
+            }
+            let len = len as u64;
+            out.push(Value::Len(len));
+            decode_elements(plan, elem, len, elem_min_bits, text, cur, st, out)?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn decode_elements(
+    plan: &Plan,
+    elem: u32,
+    len: u64,
+    elem_min_bits: u64,
+    text: bool,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    if len == 0 {
+        return Ok(());
+    }
+    let available = cur.end.saturating_sub(cur.pos);
+    if elem_min_bits == 0 {
+        if len > MAX_EMPTY_ELEMENTS {
+            return Err(cur.err(DecodeErrorKind::LengthTooLarge { len, available }));
+        }
+    } else if len.saturating_mul(elem_min_bits) > available {
+        return Err(cur.err(DecodeErrorKind::LengthTooLarge { len, available }));
+    }
+    if text {
+        cur.align_need(8, len * 8)?;
+        out.push(Value::Bytes {
+            off: (cur.pos / 8) as usize,
+            len: len as usize,
+        });
+        cur.pos += len * 8;
+        return Ok(());
+    }
+    for _ in 0..len {
+        decode(plan, elem, cur, st, out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,453 @@
+//! Decode plans: each dynamic scope's field class tree compiled once into a
+//! flat array of [`Node`]s with everything the decoder needs precomputed
+//! (concrete byte order, alignment, the slot a length/tag value is kept in,
+//! the variant selectors, which fields babeltrace2 shows).
+//!
+//! *Architecture invariant*: plans are built once per stream class / event
+//! class when a trace is opened; nothing on the per-event path allocates.
+
+use crate::model::*;
+
+/// Sentinel for "no slot" / "no enum".
+pub const NONE: u32 = u32::MAX;
+
+/// What a field means to the reader, beyond its value (babeltrace2's
+/// "meaning"): packet header / context and event header fields that the
+/// reader consumes rather than shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Meaning {
+    None = 0,
+    Magic,
+    StreamId,
+    StreamInstanceId,
+    EventId,
+    TimestampBegin,
+    TimestampEnd,
+    ContentSize,
+    PacketSize,
+    EventsDiscarded,
+    PacketSeqNum,
+}
+
+/// Number of [`Meaning`] variants.
+pub const MEANINGS: usize = 11;
+
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// An integer or enumeration of at most 64 bits.
+    Int {
+        size: u32,
+        align: u32,
+        signed: bool,
+        le: bool,
+        base: u32,
+        /// Slot the value is stored in for later sequences/variants, or NONE.
+        slot: u32,
+        /// Mapped to the stream's clock: updates the clock value.
+        clock: bool,
+        meaning: Meaning,
+        /// Index into [`Plan::enums`], or NONE for a plain integer.
+        enum_idx: u32,
+        visible: bool,
+    },
+    /// An integer wider than 64 bits: shown as raw hexadecimal.
+    BigInt { size: u32, align: u32, le: bool },
+    Float { size: u32, align: u32, le: bool },
+    String,
+    Struct {
+        align: u32,
+        /// Children are `plan.children[first..first + count]`, names in
+        /// `plan.names` at the same indices.
+        first: u32,
+        count: u32,
+        visible: bool,
+    },
+    Variant {
+        tag_slot: u32,
+        /// Selectors are `plan.selectors[sel_first..sel_first + sel_count]`.
+        sel_first: u32,
+        sel_count: u32,
+        /// Options are `plan.children[first..first + count]`.
+        first: u32,
+        count: u32,
+        visible: bool,
+    },
+    Array {
+        length: u64,
+        elem: u32,
+        /// An array of byte-aligned 8-bit encoded integers: shown as a string.
+        text: bool,
+        /// Smallest size an element can have, in bits (0 for empty structs).
+        elem_min_bits: u64,
+        /// The packet header's `uuid` array.
+        uuid: bool,
+        visible: bool,
+    },
+    Sequence {
+        len_slot: u32,
+        elem: u32,
+        text: bool,
+        elem_min_bits: u64,
+        visible: bool,
+    },
+}
+
+/// One range of tag values selecting a variant option.
+#[derive(Debug, Clone, Copy)]
+pub struct Selector {
+    pub lo: i128,
+    pub hi: i128,
+    pub option: u32,
+}
+
+/// The compiled plan of one dynamic scope.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub nodes: Vec<Node>,
+    pub children: Vec<u32>,
+    pub names: Vec<String>,
+    pub enums: Vec<EnumClass>,
+    pub selectors: Vec<Selector>,
+    pub root: Option<u32>,
+    /// Some field of this scope is mapped to a clock.
+    pub has_clock: bool,
+}
+
+impl Plan {
+    /// Whether babeltrace2 would show this scope at all.
+    pub fn visible(&self) -> bool {
+        match self.root {
+            Some(r) => self.nodes[r as usize].visible(),
+            None => false,
+        }
+    }
+
+    /// Index of the root member named `name`, if the root is a struct.
+    pub fn root_member(&self, name: &str) -> Option<u32> {
+        let r = self.root?;
+        if let Node::Struct { first, count, .. } = self.nodes[r as usize] {
+            (first..first + count)
+                .find(|&i| self.names[i as usize] == name)
+                .map(|i| self.children[i as usize])
+        } else {
+            None
+        }
+    }
+}
+
+impl Node {
+    pub fn visible(&self) -> bool {
+        match *self {
+            Node::Int { visible, .. }
+            | Node::Struct { visible, .. }
+            | Node::Variant { visible, .. }
+            | Node::Array { visible, .. }
+            | Node::Sequence { visible, .. } => visible,
+            Node::BigInt { .. } | Node::Float { .. } | Node::String => true,
+        }
+    }
+}
+
+/// Error building a plan (a reference the parser let through but that cannot
+/// be decoded, e.g. a tag that is not an enumeration).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// The roots of all the scopes visible from an event class of a stream class.
+#[derive(Clone, Copy)]
+pub struct ScopeRoots<'a> {
+    pub packet_header: Option<&'a FieldClass>,
+    pub packet_context: Option<&'a FieldClass>,
+    pub event_header: Option<&'a FieldClass>,
+    pub event_common_context: Option<&'a FieldClass>,
+    pub event_specific_context: Option<&'a FieldClass>,
+    pub event_payload: Option<&'a FieldClass>,
+}
+
+impl<'a> ScopeRoots<'a> {
+    pub fn get(&self, s: Scope) -> Option<&'a FieldClass> {
+        match s {
+            Scope::PacketHeader => self.packet_header,
+            Scope::PacketContext => self.packet_context,
+            Scope::EventHeader => self.event_header,
+            Scope::EventCommonContext => self.event_common_context,
+            Scope::EventSpecificContext => self.event_specific_context,
+            Scope::EventPayload => self.event_payload,
+        }
+    }
+
+    /// The field class a reference points to.
+    pub fn resolve(&self, r: &FieldRef) -> Option<&'a FieldClass> {
+        let mut fc = self.get(r.scope)?;
+        for &i in &r.path {
+            fc = match fc {
+                FieldClass::Struct(s) => &s.members.get(i as usize)?.class,
+                FieldClass::Variant(v) => &v.options.get(i as usize)?.class,
+                _ => return None,
+            };
+        }
+        Some(fc)
+    }
+}
+
+/// Collects every field reference (sequence lengths, variant tags) found in
+/// `fc`, so that the referenced fields get slots.
+pub fn collect_refs(fc: &FieldClass, out: &mut Vec<FieldRef>) {
+    match fc {
+        FieldClass::Struct(s) => s.members.iter().for_each(|m| collect_refs(&m.class, out)),
+        FieldClass::Variant(v) => {
+            if !out.contains(&v.tag) {
+                out.push(v.tag.clone());
+            }
+            v.options.iter().for_each(|o| collect_refs(&o.class, out));
+        }
+        FieldClass::Array(a) => collect_refs(&a.element, out),
+        FieldClass::Sequence(s) => {
+            if !out.contains(&s.length) {
+                out.push(s.length.clone());
+            }
+            collect_refs(&s.element, out);
+        }
+        _ => {}
+    }
+}
+
+/// Compiles the scope `scope` (whose root is `roots.get(scope)`) into a plan.
+/// `refs` lists the referenced fields; a field at position `i` of `refs`
+/// stores its value in slot `i`.
+pub fn compile(scope: Scope, roots: &ScopeRoots, refs: &[FieldRef]) -> Result<Plan, PlanError> {
+    let mut c = Compiler {
+        plan: Plan::default(),
+        scope,
+        roots,
+        refs,
+        path: Vec::new(),
+    };
+    if let Some(fc) = roots.get(scope) {
+        let root = c.node(fc, true, "")?;
+        c.plan.root = Some(root);
+    }
+    Ok(c.plan)
+}
+
+struct Compiler<'r, 'a> {
+    plan: Plan,
+    scope: Scope,
+    roots: &'r ScopeRoots<'a>,
+    refs: &'r [FieldRef],
+    path: Vec<u32>,
+}
+
+impl Compiler<'_, '_> {
+    fn slot_here(&self) -> u32 {
+        self.refs
+            .iter()
+            .position(|r| r.scope == self.scope && r.path == self.path)
+            .map_or(NONE, |p| p as u32)
+    }
+
+    fn meaning(&self, at_root_member: bool, name: &str) -> Meaning {
+        if !at_root_member {
+            // The extended LTTng event header keeps its id inside a variant.
+            if self.scope == Scope::EventHeader && name == "id" {
+                return Meaning::EventId;
+            }
+            return Meaning::None;
+        }
+        match (self.scope, name) {
+            (Scope::PacketHeader, "magic") => Meaning::Magic,
+            (Scope::PacketHeader, "stream_id") => Meaning::StreamId,
+            (Scope::PacketHeader, "stream_instance_id") => Meaning::StreamInstanceId,
+            (Scope::PacketContext, "timestamp_begin") => Meaning::TimestampBegin,
+            (Scope::PacketContext, "timestamp_end") => Meaning::TimestampEnd,
+            (Scope::PacketContext, "content_size") => Meaning::ContentSize,
+            (Scope::PacketContext, "packet_size") => Meaning::PacketSize,
+            (Scope::PacketContext, "events_discarded") => Meaning::EventsDiscarded,
+            (Scope::PacketContext, "packet_seq_num") => Meaning::PacketSeqNum,
+            (Scope::EventHeader, "id") => Meaning::EventId,
+            _ => Meaning::None,
+        }
+    }
+
+    fn push(&mut self, n: Node) -> u32 {
+        self.plan.nodes.push(n);
+        (self.plan.nodes.len() - 1) as u32
+    }
+
+    fn int_node(&mut self, i: &IntegerClass, enum_idx: u32, name: &str, root_member: bool) -> u32 {
+        if i.size > 64 {
+            return self.push(Node::BigInt {
+                size: i.size,
+                align: i.align,
+                le: i.byte_order == ByteOrder::Little,
+            });
+        }
+        let meaning = self.meaning(root_member, name);
+        let clock = i.mapped_clock.is_some();
+        self.plan.has_clock |= clock;
+        let slot = self.slot_here();
+        self.push(Node::Int {
+            size: i.size,
+            align: i.align,
+            signed: i.signed,
+            le: i.byte_order == ByteOrder::Little,
+            base: i.base,
+            slot,
+            clock,
+            meaning,
+            enum_idx,
+            visible: !clock && meaning == Meaning::None,
+        })
+    }
+
+    fn node(&mut self, fc: &FieldClass, is_root: bool, name: &str) -> Result<u32, PlanError> {
+        if self.path.len() > 512 {
+            return Err(PlanError("field classes nested too deeply".into()));
+        }
+        let root_member = self.path.len() == 1 && !is_root;
+        Ok(match fc {
+            FieldClass::Integer(i) => self.int_node(i, NONE, name, root_member),
+            FieldClass::Enum(e) => {
+                self.plan.enums.push(e.clone());
+                let idx = (self.plan.enums.len() - 1) as u32;
+                self.int_node(&e.container, idx, name, root_member)
+            }
+            FieldClass::Float(f) => self.push(Node::Float {
+                size: f.size(),
+                align: f.align,
+                le: f.byte_order == ByteOrder::Little,
+            }),
+            FieldClass::String(_) => self.push(Node::String),
+            FieldClass::Struct(s) => {
+                let mut kids = Vec::with_capacity(s.members.len());
+                for (i, m) in s.members.iter().enumerate() {
+                    self.path.push(i as u32);
+                    let k = self.node(&m.class, false, &m.name);
+                    self.path.pop();
+                    kids.push((k?, m.name.clone()));
+                }
+                let visible = kids.is_empty()
+                    || kids.iter().any(|&(k, _)| self.plan.nodes[k as usize].visible());
+                let first = self.plan.children.len() as u32;
+                for (k, n) in kids {
+                    self.plan.children.push(k);
+                    self.plan.names.push(n);
+                }
+                self.push(Node::Struct {
+                    align: fc.align(),
+                    first,
+                    count: s.members.len() as u32,
+                    visible,
+                })
+            }
+            FieldClass::Variant(v) => {
+                let tag_slot = self
+                    .refs
+                    .iter()
+                    .position(|r| *r == v.tag)
+                    .map(|p| p as u32)
+                    .ok_or_else(|| PlanError("variant tag not collected".into()))?;
+                let tag = match self.roots.resolve(&v.tag) {
+                    Some(FieldClass::Enum(e)) => e,
+                    _ => return Err(PlanError("variant tag is not an enumeration".into())),
+                };
+                let sel_first = self.plan.selectors.len() as u32;
+                for (oi, o) in v.options.iter().enumerate() {
+                    for m in tag.mappings.iter().filter(|m| m.label == o.name) {
+                        for &(lo, hi) in &m.ranges {
+                            self.plan.selectors.push(Selector {
+                                lo,
+                                hi,
+                                option: oi as u32,
+                            });
+                        }
+                    }
+                }
+                let sel_count = self.plan.selectors.len() as u32 - sel_first;
+                let mut kids = Vec::with_capacity(v.options.len());
+                for (i, o) in v.options.iter().enumerate() {
+                    self.path.push(i as u32);
+                    let k = self.node(&o.class, false, &o.name);
+                    self.path.pop();
+                    kids.push((k?, o.name.clone()));
+                }
+                let visible = kids.iter().any(|&(k, _)| self.plan.nodes[k as usize].visible());
+                let first = self.plan.children.len() as u32;
+                for (k, n) in kids {
+                    self.plan.children.push(k);
+                    self.plan.names.push(n);
+                }
+                self.push(Node::Variant {
+                    tag_slot,
+                    sel_first,
+                    sel_count,
+                    first,
+                    count: v.options.len() as u32,
+                    visible,
+                })
+            }
+            FieldClass::Array(a) => {
+                let uuid = self.scope == Scope::PacketHeader && root_member && name == "uuid";
+                let elem = self.node(&a.element, false, "")?;
+                let text = is_text(&a.element);
+                self.push(Node::Array {
+                    length: a.length,
+                    elem,
+                    text,
+                    elem_min_bits: min_bits(&a.element),
+                    uuid,
+                    visible: self.plan.nodes[elem as usize].visible(),
+                })
+            }
+            FieldClass::Sequence(s) => {
+                let len_slot = self
+                    .refs
+                    .iter()
+                    .position(|r| *r == s.length)
+                    .map(|p| p as u32)
+                    .ok_or_else(|| PlanError("sequence length not collected".into()))?;
+                match self.roots.resolve(&s.length) {
+                    Some(FieldClass::Integer(_)) | Some(FieldClass::Enum(_)) => {}
+                    _ => return Err(PlanError("sequence length is not an integer".into())),
+                }
+                let elem = self.node(&s.element, false, "")?;
+                self.push(Node::Sequence {
+                    len_slot,
+                    elem,
+                    text: is_text(&s.element),
+                    elem_min_bits: min_bits(&s.element),
+                    visible: self.plan.nodes[elem as usize].visible(),
+                })
+            }
+        })
+    }
+}
+
+/// babeltrace2 shows arrays/sequences of byte-aligned 8-bit integers with an
+/// encoding as strings.
+fn is_text(elem: &FieldClass) -> bool {
+    match elem {
+        FieldClass::Integer(i) => i.size == 8 && i.align == 8 && i.encoding != Encoding::None,
+        _ => false,
+    }
+}
+
+/// The fewest bits a field of this class can occupy (alignment padding
+/// aside): used to reject absurd lengths before looping over them.
+pub fn min_bits(fc: &FieldClass) -> u64 {
+    match fc {
+        FieldClass::Integer(i) => i.size as u64,
+        FieldClass::Enum(e) => e.container.size as u64,
+        FieldClass::Float(f) => f.size() as u64,
+        FieldClass::String(_) => 8,
+        FieldClass::Struct(s) => s
+            .members
+            .iter()
+            .fold(0u64, |acc, m| acc.saturating_add(min_bits(&m.class))),
+        FieldClass::Variant(v) => v.options.iter().map(|o| min_bits(&o.class)).min().unwrap_or(0),
+        FieldClass::Array(a) => min_bits(&a.element).saturating_mul(a.length),
+        FieldClass::Sequence(_) => 0,
+    }
+}

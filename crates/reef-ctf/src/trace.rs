@@ -1,0 +1,358 @@
+//! Opening a trace: its metadata parsed and compiled into plans, its stream
+//! files mapped and grouped into streams.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::decode::{decode_scope, Cursor, State};
+use crate::metadata::{metadata_text, parse_metadata};
+use crate::model::*;
+use crate::plan::{collect_refs, compile, Meaning, Plan, ScopeRoots};
+use crate::Error;
+
+/// The compiled plans of one event class.
+#[derive(Debug)]
+pub struct EventPlans {
+    /// Index into the stream class's `events` in the model.
+    pub class: usize,
+    pub context: Plan,
+    pub payload: Plan,
+}
+
+/// The compiled plans of one stream class.
+#[derive(Debug)]
+pub struct StreamPlans {
+    /// Index into `Metadata::streams`.
+    pub class: usize,
+    /// Fields referenced by sequences/variants: slot `i` holds `refs[i]`.
+    pub refs: Vec<FieldRef>,
+    pub packet_header: Plan,
+    pub packet_context: Plan,
+    pub event_header: Plan,
+    pub event_common_context: Plan,
+    pub events: Vec<EventPlans>,
+    /// Event id → index into `events`.
+    pub event_index: HashMap<u64, usize>,
+    /// The stream's default clock (index into `Metadata::clocks`): the clock
+    /// its timestamps are mapped to.
+    pub clock: Option<usize>,
+}
+
+/// A trace's metadata, parsed and compiled.
+#[derive(Debug)]
+pub struct TraceClass {
+    pub meta: Metadata,
+    /// The packet header compiled with only its own references: decoded
+    /// first, to learn the stream class of a packet.
+    pub packet_header: Plan,
+    pub packet_header_slots: usize,
+    pub streams: Vec<StreamPlans>,
+}
+
+impl TraceClass {
+    pub fn new(meta: Metadata) -> Result<TraceClass, String> {
+        let ph_roots = ScopeRoots {
+            packet_header: meta.packet_header.as_ref(),
+            packet_context: None,
+            event_header: None,
+            event_common_context: None,
+            event_specific_context: None,
+            event_payload: None,
+        };
+        let mut ph_refs = Vec::new();
+        if let Some(fc) = &meta.packet_header {
+            collect_refs(fc, &mut ph_refs);
+        }
+        let packet_header =
+            compile(Scope::PacketHeader, &ph_roots, &ph_refs).map_err(|e| e.0)?;
+        let mut streams = Vec::new();
+        for (si, sc) in meta.streams.iter().enumerate() {
+            let mut refs = ph_refs.clone();
+            for fc in [&sc.packet_context, &sc.event_header, &sc.event_context]
+                .into_iter()
+                .flatten()
+            {
+                collect_refs(fc, &mut refs);
+            }
+            for ec in &sc.events {
+                for fc in [&ec.context, &ec.payload].into_iter().flatten() {
+                    collect_refs(fc, &mut refs);
+                }
+            }
+            let roots = ScopeRoots {
+                packet_header: meta.packet_header.as_ref(),
+                packet_context: sc.packet_context.as_ref(),
+                event_header: sc.event_header.as_ref(),
+                event_common_context: sc.event_context.as_ref(),
+                event_specific_context: None,
+                event_payload: None,
+            };
+            let c = |s| compile(s, &roots, &refs).map_err(|e| e.0);
+            let (ph, pc, eh, ecc) = (
+                c(Scope::PacketHeader)?,
+                c(Scope::PacketContext)?,
+                c(Scope::EventHeader)?,
+                c(Scope::EventCommonContext)?,
+            );
+            let mut events = Vec::new();
+            let mut event_index = HashMap::new();
+            for (ei, ec) in sc.events.iter().enumerate() {
+                let roots = ScopeRoots {
+                    event_specific_context: ec.context.as_ref(),
+                    event_payload: ec.payload.as_ref(),
+                    ..roots
+                };
+                let context =
+                    compile(Scope::EventSpecificContext, &roots, &refs).map_err(|e| e.0)?;
+                let payload = compile(Scope::EventPayload, &roots, &refs).map_err(|e| e.0)?;
+                event_index.insert(ec.id, events.len());
+                events.push(EventPlans {
+                    class: ei,
+                    context,
+                    payload,
+                });
+            }
+            let clock = [&sc.event_header, &sc.packet_context]
+                .into_iter()
+                .flatten()
+                .find_map(first_clock)
+                .and_then(|name| meta.clocks.iter().position(|c| c.name == name));
+            streams.push(StreamPlans {
+                class: si,
+                refs,
+                packet_header: ph,
+                packet_context: pc,
+                event_header: eh,
+                event_common_context: ecc,
+                events,
+                event_index,
+                clock,
+            });
+        }
+        Ok(TraceClass {
+            packet_header,
+            packet_header_slots: ph_refs.len(),
+            meta,
+            streams,
+        })
+    }
+
+    /// The stream plans for stream class id `id`.
+    pub fn stream_by_id(&self, id: u64) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| self.meta.streams[s.class].id == id)
+    }
+}
+
+fn first_clock(fc: &FieldClass) -> Option<&str> {
+    match fc {
+        FieldClass::Integer(i) => i.mapped_clock.as_deref(),
+        FieldClass::Enum(e) => e.container.mapped_clock.as_deref(),
+        FieldClass::Struct(s) => s.members.iter().find_map(|m| first_clock(&m.class)),
+        FieldClass::Variant(v) => v.options.iter().find_map(|o| first_clock(&o.class)),
+        _ => None,
+    }
+}
+
+/// A memory-mapped stream file.
+#[derive(Debug)]
+pub struct StreamFile {
+    pub path: PathBuf,
+    pub map: Mmap,
+}
+
+impl StreamFile {
+    pub fn data(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+/// One data stream: one or more files (LTTng's tracefile rotation splits a
+/// stream over several files) of one stream class.
+#[derive(Debug)]
+pub struct StreamSource {
+    /// Index into `TraceClass::streams`.
+    pub stream: usize,
+    pub instance_id: Option<u64>,
+    /// Files in reading order.
+    pub files: Vec<Arc<StreamFile>>,
+}
+
+/// An opened trace: metadata compiled, stream files mapped and grouped.
+#[derive(Debug)]
+pub struct Trace {
+    pub path: PathBuf,
+    pub class: TraceClass,
+    pub sources: Vec<StreamSource>,
+}
+
+/// What the first packet of a stream file says about it.
+struct FirstPacket {
+    stream: usize,
+    instance_id: Option<u64>,
+    ts_begin: Option<u64>,
+}
+
+impl Trace {
+    /// Opens the trace in directory `dir` (which holds a `metadata` file).
+    pub fn open(dir: &Path) -> Result<Trace, Error> {
+        let mpath = dir.join("metadata");
+        let bytes = std::fs::read(&mpath).map_err(|e| Error::io(&mpath, e))?;
+        let text = metadata_text(&bytes).map_err(|e| Error::Metadata {
+            path: mpath.clone(),
+            err: e,
+        })?;
+        let meta = parse_metadata(&text).map_err(|e| Error::Metadata {
+            path: mpath.clone(),
+            err: e,
+        })?;
+        let class = TraceClass::new(meta).map_err(|msg| Error::Stream {
+            path: mpath.clone(),
+            offset: 0,
+            msg,
+        })?;
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n != "metadata" && !n.starts_with('.') && e.file_type().is_ok_and(|t| t.is_file())
+            })
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        let mut groups: Vec<StreamSource> = Vec::new();
+        let mut keyed: HashMap<(usize, u64), usize> = HashMap::new();
+        let mut pending: Vec<(Arc<StreamFile>, FirstPacket)> = Vec::new();
+        for p in names {
+            let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
+            let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
+            if len == 0 {
+                continue;
+            }
+            // SAFETY: the file is mapped read-only; a trace file being
+            // truncated while we read it is the one hazard, as for every
+            // mmap-based reader.
+            let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
+            let sf = Arc::new(StreamFile { path: p, map });
+            let first = first_packet(&class, &sf)?;
+            pending.push((sf, first));
+        }
+        for (sf, first) in pending {
+            match first.instance_id {
+                Some(iid) => {
+                    if let Some(&g) = keyed.get(&(first.stream, iid)) {
+                        groups[g].files.push(sf);
+                    } else {
+                        keyed.insert((first.stream, iid), groups.len());
+                        groups.push(StreamSource {
+                            stream: first.stream,
+                            instance_id: Some(iid),
+                            files: vec![sf],
+                        });
+                    }
+                }
+                None => groups.push(StreamSource {
+                    stream: first.stream,
+                    instance_id: None,
+                    files: vec![sf],
+                }),
+            }
+        }
+        let mut sources: Vec<StreamSource> = groups;
+        // Files of one stream are read in the order of their first packet's
+        // beginning time.
+        for s in &mut sources {
+            if s.files.len() > 1 {
+                let mut keyed: Vec<(Option<u64>, Arc<StreamFile>)> = s
+                    .files
+                    .drain(..)
+                    .map(|f| {
+                        let t = first_packet(&class, &f).ok().and_then(|fp| fp.ts_begin);
+                        (t, f)
+                    })
+                    .collect();
+                keyed.sort_by_key(|k| k.0);
+                s.files = keyed.into_iter().map(|k| k.1).collect();
+            }
+        }
+        Ok(Trace {
+            path: dir.to_path_buf(),
+            class,
+            sources,
+        })
+    }
+
+    pub fn meta(&self) -> &Metadata {
+        &self.class.meta
+    }
+}
+
+/// Decodes the first packet header/context of a file to learn its stream.
+fn first_packet(class: &TraceClass, sf: &StreamFile) -> Result<FirstPacket, Error> {
+    let data = sf.data();
+    let mut st = State::new(class.packet_header_slots);
+    let mut out = Vec::new();
+    let mut cur = Cursor {
+        data,
+        base: 0,
+        pos: 0,
+        end: data.len() as u64 * 8,
+    };
+    decode_scope(&class.packet_header, &mut cur, &mut st, &mut out).map_err(|e| {
+        Error::Decode {
+            path: sf.path.clone(),
+            packet_offset: 0,
+            err: e,
+        }
+    })?;
+    let stream = stream_of_packet(class, &st).map_err(|msg| Error::Stream {
+        path: sf.path.clone(),
+        offset: 0,
+        msg,
+    })?;
+    let instance_id = st.meaning(Meaning::StreamInstanceId);
+    let sp = &class.streams[stream];
+    let mut st2 = State::new(sp.refs.len());
+    out.clear();
+    let mut cur = Cursor {
+        data,
+        base: 0,
+        pos: 0,
+        end: data.len() as u64 * 8,
+    };
+    let ts_begin = decode_scope(&sp.packet_header, &mut cur, &mut st2, &mut out)
+        .and_then(|_| decode_scope(&sp.packet_context, &mut cur, &mut st2, &mut out))
+        .ok()
+        .and_then(|_| st2.meaning(Meaning::TimestampBegin));
+    Ok(FirstPacket {
+        stream,
+        instance_id,
+        ts_begin,
+    })
+}
+
+/// The stream class (index into `class.streams`) a packet belongs to, from
+/// its decoded packet header.
+pub fn stream_of_packet(class: &TraceClass, st: &State) -> Result<usize, String> {
+    match st.meaning(Meaning::StreamId) {
+        Some(id) => class
+            .stream_by_id(id)
+            .ok_or_else(|| format!("packet header names stream class {id}, which the metadata does not declare")),
+        None => {
+            if class.streams.len() == 1 {
+                Ok(0)
+            } else if class.streams.is_empty() {
+                Err("the metadata declares no stream class".into())
+            } else {
+                Err("packet header has no stream_id but the metadata declares several stream classes".into())
+            }
+        }
+    }
+}
