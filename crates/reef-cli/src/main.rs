@@ -1,1 +1,49 @@
-fn main() {}
+//! `reef`: read, check and record CTF traces.
+
+mod cmd_check;
+mod cmd_print;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "reef", version, about = "A fast toolkit for CTF traces")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print every event of the CTF traces under PATH..., merged in time
+    /// order, exactly as `babeltrace2 PATH...` does.
+    ///
+    /// Example: reef print --clock-seconds ~/lttng-traces/my-session
+    Print(cmd_print::PrintArgs),
+    /// Decode every field of every event and report each trace's shape, or
+    /// the first error.
+    ///
+    /// Example: reef check ~/lttng-traces/my-session
+    Check(cmd_check::CheckArgs),
+}
+
+fn main() -> ExitCode {
+    output::reset_sigpipe();
+    let cli = Cli::parse();
+    let r = match &cli.command {
+        Command::Print(a) => cmd_print::run(a),
+        Command::Check(a) => cmd_check::run(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            if output::is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("reef: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -15,8 +15,7 @@ pub fn read_le(data: &[u8], bit_off: u64, size: u32) -> u64 {
             8 => return data[byte] as u64,
             16 => return u16::from_le_bytes([data[byte], data[byte + 1]]) as u64,
             32 => {
-                return u32::from_le_bytes(data[byte..byte + 4].try_into().unwrap_or([0; 4]))
-                    as u64
+                return u32::from_le_bytes(data[byte..byte + 4].try_into().unwrap_or([0; 4])) as u64
             }
             64 => return u64::from_le_bytes(data[byte..byte + 8].try_into().unwrap_or([0; 8])),
             _ => {}
@@ -41,8 +40,7 @@ pub fn read_be(data: &[u8], bit_off: u64, size: u32) -> u64 {
             8 => return data[byte] as u64,
             16 => return u16::from_be_bytes([data[byte], data[byte + 1]]) as u64,
             32 => {
-                return u32::from_be_bytes(data[byte..byte + 4].try_into().unwrap_or([0; 4]))
-                    as u64
+                return u32::from_be_bytes(data[byte..byte + 4].try_into().unwrap_or([0; 4])) as u64
             }
             64 => return u64::from_be_bytes(data[byte..byte + 8].try_into().unwrap_or([0; 8])),
             _ => {}

@@ -40,7 +40,9 @@ pub enum DecodeErrorKind {
     NoVariantOption(i128),
     #[error("sequence length {0} is negative")]
     NegativeLength(i128),
-    #[error("sequence/array of {len} elements cannot fit in the {available} bits left in the packet")]
+    #[error(
+        "sequence/array of {len} elements cannot fit in the {available} bits left in the packet"
+    )]
     LengthTooLarge { len: u64, available: u64 },
     #[error("{0}")]
     Other(&'static str),

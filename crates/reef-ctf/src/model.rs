@@ -315,7 +315,10 @@ impl ClockClass {
         let total = self.offset_s as i128 * freq + self.offset as i128;
         let secs = total.div_euclid(freq);
         let cycles = total.rem_euclid(freq);
-        (secs.clamp(i64::MIN as i128, i64::MAX as i128) as i64, cycles as u64)
+        (
+            secs.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            cycles as u64,
+        )
     }
 
     /// Converts a clock value to nanoseconds from the Epoch (the clock's

@@ -52,8 +52,16 @@ pub enum Node {
         visible: bool,
     },
     /// An integer wider than 64 bits: shown as raw hexadecimal.
-    BigInt { size: u32, align: u32, le: bool },
-    Float { size: u32, align: u32, le: bool },
+    BigInt {
+        size: u32,
+        align: u32,
+        le: bool,
+    },
+    Float {
+        size: u32,
+        align: u32,
+        le: bool,
+    },
     String,
     Struct {
         align: u32,
@@ -329,7 +337,9 @@ impl Compiler<'_, '_> {
                     kids.push((k?, m.name.clone()));
                 }
                 let visible = kids.is_empty()
-                    || kids.iter().any(|&(k, _)| self.plan.nodes[k as usize].visible());
+                    || kids
+                        .iter()
+                        .any(|&(k, _)| self.plan.nodes[k as usize].visible());
                 let first = self.plan.children.len() as u32;
                 for (k, n) in kids {
                     self.plan.children.push(k);
@@ -373,7 +383,9 @@ impl Compiler<'_, '_> {
                     self.path.pop();
                     kids.push((k?, o.name.clone()));
                 }
-                let visible = kids.iter().any(|&(k, _)| self.plan.nodes[k as usize].visible());
+                let visible = kids
+                    .iter()
+                    .any(|&(k, _)| self.plan.nodes[k as usize].visible());
                 let first = self.plan.children.len() as u32;
                 for (k, n) in kids {
                     self.plan.children.push(k);
@@ -446,7 +458,12 @@ pub fn min_bits(fc: &FieldClass) -> u64 {
             .members
             .iter()
             .fold(0u64, |acc, m| acc.saturating_add(min_bits(&m.class))),
-        FieldClass::Variant(v) => v.options.iter().map(|o| min_bits(&o.class)).min().unwrap_or(0),
+        FieldClass::Variant(v) => v
+            .options
+            .iter()
+            .map(|o| min_bits(&o.class))
+            .min()
+            .unwrap_or(0),
         FieldClass::Array(a) => min_bits(&a.element).saturating_mul(a.length),
         FieldClass::Sequence(_) => 0,
     }

@@ -168,7 +168,10 @@ impl StreamCursor {
 
     fn err_at(&self, offset: u64, msg: String) -> Error {
         Error::Stream {
-            path: self.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
+            path: self
+                .file_path()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_default(),
             offset,
             msg,
         }
@@ -217,8 +220,13 @@ impl StreamCursor {
         };
         self.scratch.clear();
         self.ph_state.meanings = Default::default();
-        decode_scope(&class.packet_header, &mut cur, &mut self.ph_state, &mut self.scratch)
-            .map_err(decode_err)?;
+        decode_scope(
+            &class.packet_header,
+            &mut cur,
+            &mut self.ph_state,
+            &mut self.scratch,
+        )
+        .map_err(decode_err)?;
         if let Some(m) = self.ph_state.meaning(Meaning::Magic) {
             if m != CTF_MAGIC {
                 return Err(self.err_at(
@@ -257,8 +265,13 @@ impl StreamCursor {
         decode_scope(&sp.packet_header, &mut cur, &mut self.st, &mut self.scratch)
             .map_err(decode_err)?;
         self.packet_context.clear();
-        decode_scope(&sp.packet_context, &mut cur, &mut self.st, &mut self.packet_context)
-            .map_err(decode_err)?;
+        decode_scope(
+            &sp.packet_context,
+            &mut cur,
+            &mut self.st,
+            &mut self.packet_context,
+        )
+        .map_err(decode_err)?;
 
         let remaining = file_bits - off * 8;
         let packet_bits = match self.st.meaning(Meaning::PacketSize) {
@@ -368,8 +381,13 @@ impl StreamCursor {
         decode_scope(&sp.event_header, &mut cur, &mut self.st, &mut ev.values)
             .map_err(decode_err)?;
         ev.bounds[0] = ev.values.len();
-        decode_scope(&sp.event_common_context, &mut cur, &mut self.st, &mut ev.values)
-            .map_err(decode_err)?;
+        decode_scope(
+            &sp.event_common_context,
+            &mut cur,
+            &mut self.st,
+            &mut ev.values,
+        )
+        .map_err(decode_err)?;
         ev.bounds[1] = ev.values.len();
         let idx = match self.st.meaning(Meaning::EventId) {
             Some(id) => *sp.event_index.get(&id).ok_or_else(|| Error::Stream {
@@ -388,8 +406,7 @@ impl StreamCursor {
                     msg: if sp.events.is_empty() {
                         "event found in a stream class that declares no event".into()
                     } else {
-                        "event header has no id but the stream class declares several events"
-                            .into()
+                        "event header has no id but the stream class declares several events".into()
                     },
                 })
             }

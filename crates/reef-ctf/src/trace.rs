@@ -67,8 +67,7 @@ impl TraceClass {
         if let Some(fc) = &meta.packet_header {
             collect_refs(fc, &mut ph_refs);
         }
-        let packet_header =
-            compile(Scope::PacketHeader, &ph_roots, &ph_refs).map_err(|e| e.0)?;
+        let packet_header = compile(Scope::PacketHeader, &ph_roots, &ph_refs).map_err(|e| e.0)?;
         let mut streams = Vec::new();
         for (si, sc) in meta.streams.iter().enumerate() {
             let mut refs = ph_refs.clone();
@@ -305,12 +304,10 @@ fn first_packet(class: &TraceClass, sf: &StreamFile) -> Result<FirstPacket, Erro
         pos: 0,
         end: data.len() as u64 * 8,
     };
-    decode_scope(&class.packet_header, &mut cur, &mut st, &mut out).map_err(|e| {
-        Error::Decode {
-            path: sf.path.clone(),
-            packet_offset: 0,
-            err: e,
-        }
+    decode_scope(&class.packet_header, &mut cur, &mut st, &mut out).map_err(|e| Error::Decode {
+        path: sf.path.clone(),
+        packet_offset: 0,
+        err: e,
     })?;
     let stream = stream_of_packet(class, &st).map_err(|msg| Error::Stream {
         path: sf.path.clone(),
@@ -342,9 +339,9 @@ fn first_packet(class: &TraceClass, sf: &StreamFile) -> Result<FirstPacket, Erro
 /// its decoded packet header.
 pub fn stream_of_packet(class: &TraceClass, st: &State) -> Result<usize, String> {
     match st.meaning(Meaning::StreamId) {
-        Some(id) => class
-            .stream_by_id(id)
-            .ok_or_else(|| format!("packet header names stream class {id}, which the metadata does not declare")),
+        Some(id) => class.stream_by_id(id).ok_or_else(|| {
+            format!("packet header names stream class {id}, which the metadata does not declare")
+        }),
         None => {
             if class.streams.len() == 1 {
                 Ok(0)

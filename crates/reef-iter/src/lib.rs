@@ -1,1 +1,170 @@
-//! Stream cursors and timestamp-ordered muxing.
+//! `reef-iter`: finding traces, and merging all their streams into one
+//! sequence of messages in timestamp order.
+//!
+//! ```no_run
+//! let traces = reef_iter::open_traces(&["my-trace".into()])?;
+//! let mut mux = reef_iter::Muxer::new(&traces);
+//! while let Some(i) = mux.next()? {
+//!     let cursor = mux.cursor(i);
+//!     println!("{:?} at {:?}", mux.item(i), cursor.event.ts);
+//! }
+//! # Ok::<(), reef_ctf::Error>(())
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reef_ctf::{Error, Item, StreamCursor, Trace};
+
+/// Finds every trace (a directory holding a `metadata` file) under `paths`,
+/// recursively, in path order. A trace directory is not searched further.
+pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        let md = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+        if !md.is_dir() {
+            return Err(Error::io(
+                p,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
+            ));
+        }
+        walk(p, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    if dir.join("metadata").is_file() {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for d in subdirs {
+        walk(&d, out)?;
+    }
+    Ok(())
+}
+
+/// Finds and opens every trace under `paths`.
+pub fn open_traces(paths: &[PathBuf]) -> Result<Vec<Arc<Trace>>, Error> {
+    find_traces(paths)?
+        .iter()
+        .map(|p| Trace::open(p).map(Arc::new))
+        .collect()
+}
+
+/// Sort key of a cursor's current item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    /// Nanoseconds from the origin (i64::MIN when unknown).
+    ns: i64,
+    /// Position of the cursor in the muxer: ties go to the earlier stream.
+    cursor: usize,
+}
+
+/// Merges the streams of several traces in timestamp order.
+pub struct Muxer {
+    cursors: Vec<StreamCursor>,
+    items: Vec<Option<Item>>,
+    /// Last known time of each cursor, for items that carry none.
+    last_ns: Vec<i64>,
+    heap: BinaryHeap<Reverse<Key>>,
+    /// Cursor whose item was handed out last and must advance next.
+    advance: Option<usize>,
+    started: bool,
+}
+
+impl Muxer {
+    pub fn new(traces: &[Arc<Trace>]) -> Muxer {
+        let mut cursors = Vec::new();
+        for t in traces {
+            for s in 0..t.sources.len() {
+                cursors.push(StreamCursor::new(t.clone(), s));
+            }
+        }
+        Muxer::from_cursors(cursors)
+    }
+
+    pub fn from_cursors(cursors: Vec<StreamCursor>) -> Muxer {
+        let n = cursors.len();
+        Muxer {
+            cursors,
+            items: vec![None; n],
+            last_ns: vec![i64::MIN; n],
+            heap: BinaryHeap::with_capacity(n),
+            advance: None,
+            started: false,
+        }
+    }
+
+    pub fn cursor(&self, i: usize) -> &StreamCursor {
+        &self.cursors[i]
+    }
+
+    pub fn cursors(&self) -> &[StreamCursor] {
+        &self.cursors
+    }
+
+    /// The current item of cursor `i` (valid after [`Muxer::next`] returned `i`).
+    pub fn item(&self, i: usize) -> Item {
+        self.items[i].unwrap_or(Item::Event)
+    }
+
+    /// Nanoseconds from the origin of cursor `i`'s current item, if known.
+    pub fn time_ns(&self, i: usize) -> Option<i64> {
+        let ns = self.last_ns[i];
+        (ns != i64::MIN).then_some(ns)
+    }
+
+    fn pull(&mut self, i: usize) -> Result<(), Error> {
+        let item = self.cursors[i].next()?;
+        self.items[i] = item;
+        if let Some(item) = item {
+            let c = &self.cursors[i];
+            let cycles = match item {
+                Item::Event => c.event.ts,
+                Item::DiscardedEvents { begin, end, .. }
+                | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
+            };
+            let sp = &c.trace.class.streams[c.stream];
+            if let (Some(cy), Some(ci)) = (cycles, sp.clock) {
+                if let Some(ns) = c.trace.class.meta.clocks[ci].ns_from_origin(cy) {
+                    self.last_ns[i] = ns;
+                }
+            }
+            self.heap.push(Reverse(Key {
+                ns: self.last_ns[i],
+                cursor: i,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Advances to the next message in time order and returns the index of
+    /// the cursor holding it, or `None` when every stream is exhausted.
+    pub fn next(&mut self) -> Result<Option<usize>, Error> {
+        if !self.started {
+            self.started = true;
+            for i in 0..self.cursors.len() {
+                self.pull(i)?;
+            }
+        } else if let Some(i) = self.advance.take() {
+            self.pull(i)?;
+        }
+        match self.heap.pop() {
+            Some(Reverse(k)) => {
+                self.advance = Some(k.cursor);
+                Ok(Some(k.cursor))
+            }
+            None => Ok(None),
+        }
+    }
+}

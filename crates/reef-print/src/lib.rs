@@ -1,1 +1,712 @@
-//! babeltrace2-compatible text output.
+//! `reef-print`: babeltrace2's pretty text format (sink.text.pretty), byte
+//! for byte.
+//!
+//! [`Pretty`] formats one message at a time into a byte buffer that the
+//! caller writes out; it keeps only the previous timestamp (for deltas).
+
+mod fmt;
+
+use reef_ctf::plan::{Node, Plan, NONE};
+use reef_ctf::{EnvValue, Item, StreamCursor, Value};
+
+pub use fmt::{format_g, push_escaped};
+
+/// Which `--names` babeltrace2 shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    pub payload: bool,
+    pub context: bool,
+    pub scope: bool,
+    pub header: bool,
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names {
+            payload: true,
+            context: true,
+            scope: false,
+            header: false,
+        }
+    }
+}
+
+/// Which `--fields` babeltrace2 shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    pub trace: bool,
+    pub hostname: bool,
+    pub domain: bool,
+    pub procname: bool,
+    pub vpid: bool,
+    pub loglevel: bool,
+    pub emf: bool,
+    pub callsite: bool,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields {
+            trace: false,
+            hostname: true,
+            domain: false,
+            procname: true,
+            vpid: true,
+            loglevel: false,
+            emf: false,
+            callsite: false,
+        }
+    }
+}
+
+/// How timestamps are shown.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClockOptions {
+    /// `--clock-seconds`
+    pub seconds: bool,
+    /// `--clock-date`
+    pub date: bool,
+    /// `--clock-gmt`
+    pub gmt: bool,
+    /// `--clock-cycles`
+    pub cycles: bool,
+    /// `--no-delta` turns this off.
+    pub delta: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub names: Names,
+    pub fields: Fields,
+    pub clock: ClockOptions,
+    pub color: bool,
+}
+
+/// What the printer needs to know about a trace beyond its metadata.
+#[derive(Debug, Clone, Default)]
+pub struct TraceLabel {
+    /// babeltrace2's trace name: the `hostname` env entry and/or the
+    /// trace's path relative to the input directory, joined by `/`.
+    pub name: String,
+}
+
+mod color {
+    pub const RESET: &str = "\x1b[0m";
+    pub const BOLD: &str = "\x1b[1m";
+    pub const FG_BRIGHT_MAGENTA: &str = "\x1b[95m";
+    pub const FG_BRIGHT_CYAN: &str = "\x1b[96m";
+    pub const FG_BRIGHT_GREEN: &str = "\x1b[92m";
+    pub const FG_BRIGHT_RED: &str = "\x1b[91m";
+    pub const FG_BRIGHT_BLUE: &str = "\x1b[94m";
+}
+
+/// The pretty printer's state across messages.
+pub struct Pretty {
+    pub opts: Options,
+    last_ns: Option<i64>,
+    last_cycles: Option<u64>,
+    start_line: bool,
+}
+
+const LOG_LEVELS: [&str; 15] = [
+    "TRACE_EMERG",
+    "TRACE_ALERT",
+    "TRACE_CRIT",
+    "TRACE_ERR",
+    "TRACE_WARNING",
+    "TRACE_NOTICE",
+    "TRACE_INFO",
+    "TRACE_DEBUG_SYSTEM",
+    "TRACE_DEBUG_PROGRAM",
+    "TRACE_DEBUG_PROCESS",
+    "TRACE_DEBUG_MODULE",
+    "TRACE_DEBUG_UNIT",
+    "TRACE_DEBUG_FUNCTION",
+    "TRACE_DEBUG_LINE",
+    "TRACE_DEBUG",
+];
+
+impl Pretty {
+    pub fn new(opts: Options) -> Pretty {
+        Pretty {
+            opts,
+            last_ns: None,
+            last_cycles: None,
+            start_line: true,
+        }
+    }
+
+    fn name_equal(&self, out: &mut Vec<u8>, name: &str) {
+        if self.opts.color {
+            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(color::RESET.as_bytes());
+        } else {
+            out.extend_from_slice(name.as_bytes());
+        }
+        out.extend_from_slice(b" = ");
+    }
+
+    fn sep(&mut self, out: &mut Vec<u8>) {
+        if !self.start_line {
+            out.extend_from_slice(b", ");
+        }
+    }
+
+    /// Formats the event that `cursor` currently holds, whose time is
+    /// `ns` nanoseconds from the origin (if its stream has a clock).
+    pub fn event(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        ns: Option<i64>,
+    ) {
+        let trace = &c.trace;
+        let meta = &trace.class.meta;
+        let sp = &trace.class.streams[c.stream];
+        let ev = &c.event;
+        let ep = &sp.events[ev.event];
+        let ec = &meta.streams[sp.class].events[ep.class];
+        let hn = self.opts.names.header;
+        self.start_line = true;
+        let mut dom_print = false;
+
+        if let (Some(cycles), Some(ns)) = (ev.ts, ns) {
+            self.timestamp(out, cycles, ns);
+        }
+        if self.opts.fields.trace {
+            self.sep(out);
+            if hn {
+                self.name_equal(out, "trace");
+            }
+            out.extend_from_slice(label.name.as_bytes());
+            if hn {
+                out.extend_from_slice(b", ");
+            }
+        }
+        let env_str = |k: &str| match meta.env_get(k) {
+            Some(EnvValue::Str(s)) => Some(s.clone()),
+            Some(EnvValue::Int(i)) => Some(i.to_string()),
+            None => None,
+        };
+        if self.opts.fields.hostname {
+            if let Some(h) = env_str("hostname") {
+                self.sep(out);
+                if hn {
+                    self.name_equal(out, "trace:hostname");
+                }
+                out.extend_from_slice(h.as_bytes());
+                dom_print = true;
+            }
+        }
+        if self.opts.fields.domain {
+            if let Some(d) = env_str("domain") {
+                if !self.start_line {
+                    out.extend_from_slice(b", ");
+                } else if dom_print {
+                    out.push(b':');
+                }
+                if hn {
+                    self.name_equal(out, "trace:domain");
+                }
+                out.extend_from_slice(d.as_bytes());
+                dom_print = true;
+            }
+        }
+        if self.opts.fields.procname {
+            if let Some(p) = env_str("procname") {
+                if !self.start_line {
+                    out.extend_from_slice(b", ");
+                } else if dom_print {
+                    out.push(b':');
+                }
+                if hn {
+                    self.name_equal(out, "trace:procname");
+                }
+                out.extend_from_slice(p.as_bytes());
+                dom_print = true;
+            }
+        }
+        if self.opts.fields.vpid {
+            if let Some(EnvValue::Int(v)) = meta.env_get("vpid") {
+                if !self.start_line {
+                    out.extend_from_slice(b", ");
+                } else if dom_print {
+                    out.push(b':');
+                }
+                if hn {
+                    self.name_equal(out, "trace:vpid");
+                }
+                out.extend_from_slice(format!("({v})").as_bytes());
+                dom_print = true;
+            }
+        }
+        if self.opts.fields.loglevel {
+            if let Some(l) = ec.loglevel {
+                if (0..15).contains(&l) {
+                    self.sep(out);
+                    if hn {
+                        self.name_equal(out, "loglevel");
+                    }
+                    out.extend_from_slice(LOG_LEVELS[l as usize].as_bytes());
+                    out.extend_from_slice(format!(" ({l})").as_bytes());
+                    dom_print = true;
+                }
+            }
+        }
+        if self.opts.fields.emf {
+            if let Some(u) = &ec.model_emf_uri {
+                self.sep(out);
+                if hn {
+                    self.name_equal(out, "model.emf.uri");
+                }
+                out.extend_from_slice(u.as_bytes());
+                dom_print = true;
+            }
+        }
+        if dom_print && !hn {
+            out.push(b' ');
+        }
+        self.sep(out);
+        self.start_line = true;
+        if hn {
+            self.name_equal(out, "name");
+        }
+        if self.opts.color {
+            out.extend_from_slice(color::BOLD.as_bytes());
+            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+        }
+        out.extend_from_slice(ec.name.as_bytes());
+        if self.opts.color {
+            out.extend_from_slice(color::RESET.as_bytes());
+        }
+        if !hn {
+            out.extend_from_slice(b": ");
+        } else {
+            out.extend_from_slice(b", ");
+        }
+
+        let data = c.data();
+        let ctx_names = self.opts.names.context;
+        self.scope(
+            out,
+            "stream.packet.context",
+            &sp.packet_context,
+            &c.packet_context,
+            data,
+            ctx_names,
+        );
+        self.scope(
+            out,
+            "stream.event.context",
+            &sp.event_common_context,
+            ev.common_context(),
+            data,
+            ctx_names,
+        );
+        self.scope(
+            out,
+            "event.context",
+            &ep.context,
+            ev.specific_context(),
+            data,
+            ctx_names,
+        );
+        self.scope(
+            out,
+            "event.fields",
+            &ep.payload,
+            ev.payload(),
+            data,
+            self.opts.names.payload,
+        );
+        out.push(b'\n');
+    }
+
+    fn scope(
+        &mut self,
+        out: &mut Vec<u8>,
+        scope_name: &str,
+        plan: &Plan,
+        values: &[Value],
+        data: &[u8],
+        names: bool,
+    ) {
+        if !plan.visible() {
+            return;
+        }
+        let Some(root) = plan.root else { return };
+        self.sep(out);
+        self.start_line = false;
+        if self.opts.names.scope {
+            self.name_equal(out, scope_name);
+        }
+        let mut vi = 0;
+        FieldPrinter {
+            plan,
+            values,
+            data,
+            names,
+            color: self.opts.color,
+        }
+        .field(out, root, &mut vi);
+    }
+
+    fn timestamp(&mut self, out: &mut Vec<u8>, cycles: u64, ns: i64) {
+        let hn = self.opts.names.header;
+        if hn {
+            self.name_equal(out, "timestamp");
+        } else {
+            out.push(b'[');
+        }
+        if self.opts.color {
+            out.extend_from_slice(color::BOLD.as_bytes());
+        }
+        if self.opts.clock.cycles {
+            out.extend_from_slice(format!("{cycles:020}").as_bytes());
+        } else {
+            fmt::wall_time(out, ns, &self.opts.clock);
+        }
+        if self.opts.color {
+            out.extend_from_slice(color::RESET.as_bytes());
+        }
+        if !hn {
+            out.extend_from_slice(b"] ");
+        }
+        self.start_line = !hn;
+        if !self.opts.clock.delta {
+            return;
+        }
+        if hn {
+            out.extend_from_slice(b", ");
+            self.name_equal(out, "delta");
+        } else {
+            out.push(b'(');
+        }
+        if self.opts.clock.cycles {
+            match self.last_cycles {
+                Some(last) => {
+                    out.extend_from_slice(format!("+{:012}", cycles.wrapping_sub(last)).as_bytes())
+                }
+                None => out.extend_from_slice(b"+????????????"),
+            }
+            self.last_cycles = Some(cycles);
+        } else {
+            match self.last_ns {
+                Some(last) => {
+                    let d = ns.wrapping_sub(last);
+                    let (s, n) = (d / 1_000_000_000, d % 1_000_000_000);
+                    if self.opts.color {
+                        // babeltrace2 highlights deltas of a second or more... only the digits.
+                    }
+                    out.extend_from_slice(format!("+{}.{:09}", s as u64, n as u64).as_bytes());
+                }
+                None => out.extend_from_slice(b"+?.?????????"),
+            }
+            self.last_ns = Some(ns);
+        }
+        if !hn {
+            out.extend_from_slice(b") ");
+        }
+    }
+
+    /// The warning babeltrace2 prints (on stderr) for a discarded-events or
+    /// discarded-packets notice.
+    pub fn discarded(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        item: Item,
+    ) {
+        let (what, count, begin, end) = match item {
+            Item::DiscardedEvents { count, begin, end } => ("events", count, begin, end),
+            Item::DiscardedPackets { count, begin, end } => ("packets", count, begin, end),
+            Item::Event => return,
+        };
+        let trace = &c.trace;
+        let sp = &trace.class.streams[c.stream];
+        let clock = sp.clock.map(|i| &trace.class.meta.clocks[i]);
+        let sc = &trace.class.meta.streams[sp.class];
+        let mut range = String::new();
+        if let (Some(clk), Some(b), Some(e)) = (clock, begin, end) {
+            let mut tb = Vec::new();
+            let mut te = Vec::new();
+            let o = self.opts.clock;
+            match (clk.ns_from_origin(b), clk.ns_from_origin(e)) {
+                (Some(bn), Some(en)) if !o.cycles => {
+                    fmt::wall_time(&mut tb, bn, &o);
+                    fmt::wall_time(&mut te, en, &o);
+                }
+                _ => {
+                    tb.extend_from_slice(b.to_string().as_bytes());
+                    te.extend_from_slice(e.to_string().as_bytes());
+                }
+            }
+            range = format!(
+                "between [{}] and [{}] ",
+                String::from_utf8_lossy(&tb),
+                String::from_utf8_lossy(&te)
+            );
+        }
+        let stream_id = c
+            .packet
+            .stream_instance_id
+            .map_or_else(|| c.source.to_string(), |v| v.to_string());
+        let path = c
+            .file_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let color_on = if self.opts.color {
+            format!("{}{}", color::BOLD, color::FG_BRIGHT_RED)
+        } else {
+            String::new()
+        };
+        let color_off = if self.opts.color { color::RESET } else { "" };
+        let msg = format!(
+            "{color_on}WARNING{color_off}: Tracer discarded {count} {what}{} {range}in trace \"{}\" within stream class ID {}, stream ID {} (path: {}).\n",
+            if what == "events" { "" } else { "" },
+            label.name,
+            sc.id,
+            stream_id,
+            path,
+        );
+        out.extend_from_slice(msg.as_bytes());
+    }
+}
+
+/// Walks a plan and its flattened values together.
+struct FieldPrinter<'a> {
+    plan: &'a Plan,
+    values: &'a [Value],
+    data: &'a [u8],
+    names: bool,
+    color: bool,
+}
+
+impl FieldPrinter<'_> {
+    fn take(&self, vi: &mut usize) -> Value {
+        let v = self.values.get(*vi).copied().unwrap_or(Value::U(0));
+        *vi += 1;
+        v
+    }
+
+    /// Skips the values of node `n` without printing.
+    fn skip(&self, n: u32, vi: &mut usize) {
+        let plan = self.plan;
+        match plan.nodes[n as usize] {
+            Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => *vi += 1,
+            Node::Struct { first, count, .. } => {
+                for i in first..first + count {
+                    self.skip(plan.children[i as usize], vi);
+                }
+            }
+            Node::Variant { first, .. } => {
+                if let Value::Opt(o) = self.take(vi) {
+                    self.skip(plan.children[(first + o) as usize], vi);
+                }
+            }
+            Node::Array {
+                length, elem, text, ..
+            } => {
+                if text {
+                    *vi += (length > 0) as usize;
+                } else {
+                    for _ in 0..length {
+                        self.skip(elem, vi);
+                    }
+                }
+            }
+            Node::Sequence { elem, text, .. } => {
+                if let Value::Len(len) = self.take(vi) {
+                    if text {
+                        *vi += (len > 0) as usize;
+                    } else {
+                        for _ in 0..len {
+                            self.skip(elem, vi);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn field(&self, out: &mut Vec<u8>, n: u32, vi: &mut usize) {
+        let plan = self.plan;
+        match plan.nodes[n as usize] {
+            Node::Int {
+                size,
+                signed,
+                base,
+                enum_idx,
+                ..
+            } => {
+                let v = self.take(vi);
+                if enum_idx != NONE {
+                    let e = &plan.enums[enum_idx as usize];
+                    let key = match v {
+                        Value::I(i) => i as i128,
+                        Value::U(u) => u as i128,
+                        _ => 0,
+                    };
+                    out.extend_from_slice(b"( ");
+                    let mut count = 0;
+                    for l in e.labels_for(key) {
+                        if count > 0 {
+                            out.extend_from_slice(b", ");
+                        }
+                        if self.color {
+                            out.extend_from_slice(color::FG_BRIGHT_CYAN.as_bytes());
+                        }
+                        push_escaped(out, l.as_bytes());
+                        if self.color {
+                            out.extend_from_slice(color::RESET.as_bytes());
+                        }
+                        count += 1;
+                    }
+                    if count == 0 {
+                        if self.color {
+                            out.extend_from_slice(color::FG_BRIGHT_RED.as_bytes());
+                        }
+                        out.extend_from_slice(b"<unknown>");
+                        if self.color {
+                            out.extend_from_slice(color::RESET.as_bytes());
+                        }
+                    }
+                    out.extend_from_slice(b" : container = ");
+                    self.int(out, v, size, signed, base);
+                    out.extend_from_slice(b" )");
+                } else {
+                    self.int(out, v, size, signed, base);
+                }
+            }
+            Node::BigInt { size, le, .. } => {
+                let v = self.take(vi);
+                if let Value::Big { bit_off } = v {
+                    fmt::big_int_hex(out, self.data, bit_off, size, le);
+                }
+            }
+            Node::Float { .. } => {
+                if let Value::F(f) = self.take(vi) {
+                    self.colored(out, color::FG_BRIGHT_BLUE, |out| {
+                        out.extend_from_slice(format_g(f).as_bytes())
+                    });
+                }
+            }
+            Node::String => {
+                if let Value::Bytes { off, len } = self.take(vi) {
+                    self.string(out, &self.data[off..off + len]);
+                }
+            }
+            Node::Struct { first, count, .. } => {
+                out.push(b'{');
+                let mut printed = 0;
+                for i in first..first + count {
+                    let child = plan.children[i as usize];
+                    if !plan.nodes[child as usize].visible() {
+                        self.skip(child, vi);
+                        continue;
+                    }
+                    if printed > 0 {
+                        out.push(b',');
+                    }
+                    out.push(b' ');
+                    if self.names {
+                        let name = &plan.names[i as usize];
+                        let name = name.strip_prefix('_').unwrap_or(name);
+                        self.field_name(out, name);
+                    }
+                    self.field(out, child, vi);
+                    printed += 1;
+                }
+                out.extend_from_slice(b" }");
+            }
+            Node::Variant { first, .. } => {
+                if let Value::Opt(o) = self.take(vi) {
+                    out.extend_from_slice(b"{ ");
+                    self.field(out, plan.children[(first + o) as usize], vi);
+                    out.extend_from_slice(b" }");
+                }
+            }
+            Node::Array {
+                length, elem, text, ..
+            } => {
+                if text {
+                    self.text(out, length, vi);
+                } else {
+                    self.elements(out, elem, length, vi);
+                }
+            }
+            Node::Sequence { elem, text, .. } => {
+                if let Value::Len(len) = self.take(vi) {
+                    if text {
+                        self.text(out, len, vi);
+                    } else {
+                        self.elements(out, elem, len, vi);
+                    }
+                }
+            }
+        }
+    }
+
+    fn text(&self, out: &mut Vec<u8>, len: u64, vi: &mut usize) {
+        if len == 0 {
+            self.string(out, b"");
+            return;
+        }
+        if let Value::Bytes { off, len } = self.take(vi) {
+            let bytes = &self.data[off..off + len];
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            self.string(out, &bytes[..end]);
+        }
+    }
+
+    fn elements(&self, out: &mut Vec<u8>, elem: u32, len: u64, vi: &mut usize) {
+        out.push(b'[');
+        for i in 0..len {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b' ');
+            if self.names {
+                out.push(b'[');
+                fmt::push_u64(out, i);
+                out.extend_from_slice(b"] = ");
+            }
+            self.field(out, elem, vi);
+        }
+        out.extend_from_slice(b" ]");
+    }
+
+    fn field_name(&self, out: &mut Vec<u8>, name: &str) {
+        if self.color {
+            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(color::RESET.as_bytes());
+        } else {
+            out.extend_from_slice(name.as_bytes());
+        }
+        out.extend_from_slice(b" = ");
+    }
+
+    fn colored(&self, out: &mut Vec<u8>, code: &str, f: impl FnOnce(&mut Vec<u8>)) {
+        if self.color {
+            out.extend_from_slice(code.as_bytes());
+            f(out);
+            out.extend_from_slice(color::RESET.as_bytes());
+        } else {
+            f(out);
+        }
+    }
+
+    fn string(&self, out: &mut Vec<u8>, s: &[u8]) {
+        self.colored(out, color::FG_BRIGHT_GREEN, |out| push_escaped(out, s));
+    }
+
+    fn int(&self, out: &mut Vec<u8>, v: Value, size: u32, signed: bool, base: u32) {
+        self.colored(out, color::FG_BRIGHT_BLUE, |out| {
+            fmt::integer(out, v, size, signed, base)
+        });
+    }
+}

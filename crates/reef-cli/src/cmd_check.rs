@@ -1,0 +1,110 @@
+//! `reef check`: decode everything, report the shape of each trace.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use reef_ctf::Item;
+use reef_iter::Muxer;
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Trace directories, or directories searched recursively for traces.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Default)]
+struct Shape {
+    streams: usize,
+    event_classes: usize,
+    events: u64,
+    first_ns: Option<i64>,
+    last_ns: Option<i64>,
+    discarded_events: u64,
+    discarded_packets: u64,
+    packets: u64,
+}
+
+pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let (traces, labels) = crate::cmd_print::open_all(&a.paths)?;
+    let mut shapes: Vec<Shape> = traces
+        .iter()
+        .map(|t| Shape {
+            streams: t.sources.len(),
+            event_classes: t.meta().streams.iter().map(|s| s.events.len()).sum(),
+            ..Default::default()
+        })
+        .collect();
+    let mut mux = Muxer::new(&traces);
+    let trace_of: Vec<usize> = mux
+        .cursors()
+        .iter()
+        .map(|c| {
+            traces
+                .iter()
+                .position(|t| std::sync::Arc::ptr_eq(t, &c.trace))
+                .unwrap_or(0)
+        })
+        .collect();
+    let r = (|| -> Result<(), reef_ctf::Error> {
+        while let Some(i) = mux.next()? {
+            let s = &mut shapes[trace_of[i]];
+            match mux.item(i) {
+                Item::Event => {
+                    s.events += 1;
+                    if let Some(ns) = mux.time_ns(i) {
+                        s.first_ns = Some(s.first_ns.map_or(ns, |f| f.min(ns)));
+                        s.last_ns = Some(s.last_ns.map_or(ns, |l| l.max(ns)));
+                    }
+                }
+                Item::DiscardedEvents { count, .. } => s.discarded_events += count,
+                Item::DiscardedPackets { count, .. } => s.discarded_packets += count,
+            }
+        }
+        Ok(())
+    })();
+    for c in mux.cursors() {
+        let t = traces
+            .iter()
+            .position(|t| std::sync::Arc::ptr_eq(t, &c.trace))
+            .unwrap_or(0);
+        shapes[t].packets += c.packets_read;
+    }
+    for ((t, l), s) in traces.iter().zip(&labels).zip(&shapes) {
+        println!(
+            "trace {} ({})",
+            t.path.display(),
+            if l.name.is_empty() {
+                "unnamed"
+            } else {
+                &l.name
+            }
+        );
+        println!(
+            "  streams: {}, packets: {}, event classes: {}",
+            s.streams, s.packets, s.event_classes
+        );
+        println!("  events: {}", s.events);
+        match (s.first_ns, s.last_ns) {
+            (Some(f), Some(l)) => println!(
+                "  time range: {} .. {} ({} s)",
+                secs(f),
+                secs(l),
+                secs(l - f)
+            ),
+            _ => println!("  time range: none (no clock)"),
+        }
+        println!(
+            "  discarded: {} events, {} packets",
+            s.discarded_events, s.discarded_packets
+        );
+    }
+    r?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn secs(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+}

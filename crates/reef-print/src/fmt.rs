@@ -1,0 +1,279 @@
+//! Low-level formatting: integers in babeltrace2's bases, C's `%g`, string
+//! escaping, wall-clock times.
+
+use reef_ctf::Value;
+
+use crate::ClockOptions;
+
+/// Appends the decimal form of `v`.
+#[inline]
+pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+#[inline]
+pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
+/// Formats an integer value as babeltrace2 does for its display base:
+/// decimal (signed or not), `0x` + uppercase hex and `0` + octal (negative
+/// values masked to the field's size rounded up to whole digits), `0b` +
+/// every bit of the field.
+pub fn integer(out: &mut Vec<u8>, v: Value, size: u32, signed: bool, base: u32) {
+    let bits = match v {
+        Value::I(i) => i as u64,
+        Value::U(u) => u,
+        _ => 0,
+    };
+    match base {
+        16 => {
+            let mut u = bits;
+            if size < 64 {
+                let rounded = (size + 3) & !3;
+                if rounded < 64 {
+                    u &= (1u64 << rounded) - 1;
+                }
+            }
+            out.extend_from_slice(format!("0x{u:X}").as_bytes());
+        }
+        8 => {
+            let mut u = bits;
+            if signed && size < 64 {
+                let rounded = ((size.max(1) - 1) / 3 + 1) * 3;
+                if rounded < 64 {
+                    u &= (1u64 << rounded) - 1;
+                }
+            }
+            out.extend_from_slice(format!("0{u:o}").as_bytes());
+        }
+        2 => {
+            out.extend_from_slice(b"0b");
+            let len = size.min(64);
+            for b in (0..len).rev() {
+                out.push(if bits >> b & 1 == 1 { b'1' } else { b'0' });
+            }
+        }
+        _ => {
+            if signed {
+                push_i64(out, bits as i64);
+            } else {
+                push_u64(out, bits);
+            }
+        }
+    }
+}
+
+/// An integer wider than 64 bits, shown as hexadecimal.
+pub fn big_int_hex(out: &mut Vec<u8>, data: &[u8], bit_off: u64, size: u32, le: bool) {
+    // Gather bits 64 at a time from the most significant end.
+    let mut digits = String::new();
+    let mut remaining = size;
+    let mut chunks = Vec::new();
+    while remaining > 0 {
+        let n = remaining.min(64);
+        remaining -= n;
+        // Big endian: the most significant chunk comes first in the data.
+        let off = if le {
+            bit_off + remaining as u64
+        } else {
+            bit_off + (size - remaining - n) as u64
+        };
+        let v = if le {
+            reef_ctf::bits::read_le(data, off, n)
+        } else {
+            reef_ctf::bits::read_be(data, off, n)
+        };
+        chunks.push((v, n));
+    }
+    for (v, n) in chunks {
+        let width = n.div_ceil(4) as usize;
+        digits.push_str(&format!("{v:0width$X}"));
+    }
+    let trimmed = digits.trim_start_matches('0');
+    out.extend_from_slice(b"0x");
+    out.extend_from_slice(if trimmed.is_empty() {
+        b"0"
+    } else {
+        trimmed.as_bytes()
+    });
+}
+
+/// C's `printf("%g", v)` (6 significant digits).
+pub fn format_g(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    const P: i32 = 6;
+    let sci = format!("{:.*e}", (P - 1) as usize, v);
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    if x < -4 || x >= P {
+        let mant = strip_zeros(mant);
+        let sign = if x < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", x.abs())
+    } else {
+        let s = format!("{:.*}", (P - 1 - x) as usize, v);
+        strip_zeros(&s).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Appends `s` in double quotes with babeltrace2's escaping.
+pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    for &b in s {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\'' => out.extend_from_slice(b"\\'"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'?' => out.extend_from_slice(b"\\?"),
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x1b => out.extend_from_slice(b"\\e"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x0b => out.extend_from_slice(b"\\v"),
+            0..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+/// Broken-down time, from the C library so that `TZ` applies as it does
+/// for babeltrace2.
+struct Tm {
+    year: i32,
+    mon: i32,
+    mday: i32,
+    hour: i32,
+    min: i32,
+    sec: i32,
+}
+
+fn broken_down(secs: i64, gmt: bool) -> Option<Tm> {
+    let t = secs as libc::time_t;
+    // SAFETY: `tm` is plain data, fully written by the call on success.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        let r = if gmt {
+            libc::gmtime_r(&t, &mut tm)
+        } else {
+            libc::localtime_r(&t, &mut tm)
+        };
+        if r.is_null() {
+            return None;
+        }
+        Some(Tm {
+            year: tm.tm_year + 1900,
+            mon: tm.tm_mon + 1,
+            mday: tm.tm_mday,
+            hour: tm.tm_hour,
+            min: tm.tm_min,
+            sec: tm.tm_sec,
+        })
+    }
+}
+
+/// Appends a time given in ns from the origin: seconds (`--clock-seconds`)
+/// or a wall-clock time of day, with the date for `--clock-date`.
+pub fn wall_time(out: &mut Vec<u8>, ns: i64, o: &ClockOptions) {
+    let secs = ns.div_euclid(1_000_000_000);
+    let nsec = ns.rem_euclid(1_000_000_000);
+    if o.seconds {
+        // Shown as sign, magnitude seconds and nanoseconds.
+        let (s, n) = if ns < 0 {
+            let a = ns.unsigned_abs();
+            out.push(b'-');
+            (a / 1_000_000_000, a % 1_000_000_000)
+        } else {
+            (ns as u64 / 1_000_000_000, ns as u64 % 1_000_000_000)
+        };
+        out.extend_from_slice(format!("{s}.{n:09}").as_bytes());
+        return;
+    }
+    match broken_down(secs, o.gmt) {
+        Some(tm) => {
+            if o.date {
+                out.extend_from_slice(
+                    format!("{:04}-{:02}-{:02} ", tm.year, tm.mon, tm.mday).as_bytes(),
+                );
+            }
+            out.extend_from_slice(
+                format!("{:02}:{:02}:{:02}.{:09}", tm.hour, tm.min, tm.sec, nsec).as_bytes(),
+            );
+        }
+        None => out.extend_from_slice(b"Error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g_format_matches_c() {
+        // Expected values from C's printf("%g").
+        for (v, s) in [
+            (0.1, "0.1"),
+            (3.5, "3.5"),
+            (-1e300, "-1e+300"),
+            (100000.0, "100000"),
+            (1000000.0, "1e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456789.0, "1.23457e+08"),
+            (1.0 / 3.0, "0.333333"),
+            (2.5e-10, "2.5e-10"),
+        ] {
+            assert_eq!(format_g(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn escaping() {
+        let mut o = Vec::new();
+        push_escaped(&mut o, b"a\"b\\c?\n\x01\xc3\xa9");
+        assert_eq!(o, b"\"a\\\"b\\\\c\\?\\n\\x01\xc3\xa9\"");
+    }
+
+    #[test]
+    fn bases() {
+        let mut o = Vec::new();
+        integer(&mut o, Value::I(-1), 8, true, 16);
+        o.push(b' ');
+        integer(&mut o, Value::U(5), 4, false, 2);
+        o.push(b' ');
+        integer(&mut o, Value::U(8), 8, false, 8);
+        assert_eq!(String::from_utf8(o).unwrap(), "0xFF 0b0101 010");
+    }
+}
