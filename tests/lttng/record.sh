@@ -19,8 +19,8 @@
 # apt-get install lttng-tools liblttng-ust-dev build-essential), and
 # babeltrace2 for the final sanity check (skipped with a warning if absent).
 #
-# Bounded in time: the work has a 45 s deadline, and cleanup (destroying the
-# session, stopping a daemon this script started) at most ~15 s more.
+# Bounded in time: the work has a 40 s deadline, and cleanup (destroying the
+# session, stopping a daemon this script started) at most ~20 s more.
 
 set -u
 set -o pipefail
@@ -29,7 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 APP_SRC="$HERE/app"
 NTHREADS=3
 EVENTS_PER_ITER=6     # integers hex_network floats strings arrays enums
-DEADLINE=$((SECONDS + 45))
+DEADLINE=$((SECONDS + 40))
 
 die() {
 	echo "record.sh: error: $*" >&2
@@ -113,7 +113,7 @@ cleanup() {
 	fi
 	if [ -n "$SESSIOND_STARTED_PID" ] && [ "${REEF_LTTNG_KEEP_SESSIOND:-0}" != 1 ] &&
 		# leave it to any other (concurrent) user that has a session in it
-		timeout 10 lttng list 2>/dev/null | grep -q 'Currently no available recording session'; then
+		timeout 5 lttng list 2>/dev/null | grep -qi 'no available'; then
 		if kill "$SESSIOND_STARTED_PID" 2>/dev/null; then
 			for _ in $(seq 50); do
 				kill -0 "$SESSIOND_STARTED_PID" 2>/dev/null || break
