@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages reef's tests and benchmarks compare against:
+# babeltrace2 / babeltrace (reading), LTTng-UST + tools (recording peer).
+set -euo pipefail
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    echo "installing: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true

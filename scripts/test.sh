@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test: the Rust workspace (unit, golden, conformance, robustness),
+# then the end-to-end tests that need LTTng and babeltrace2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --workspace
+cargo test --release --workspace
+
+reef="$PWD/target/release/reef"
+fails=0
+if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then
+    echo "== LTTng-UST trace: reef print vs babeltrace2"
+    out=$(mktemp -d)
+    if bash tests/lttng/record.sh "$out/trace" && bash tests/lttng/compare.sh "$reef" "$out/trace"; then
+        echo "lttng: ok"
+    else
+        echo "lttng: FAILED"; fails=$((fails + 1))
+    fi
+    rm -rf "$out"
+fi
+if [ -f tests/tracer/run.sh ]; then
+    echo "== libreef tracer tests"
+    if bash tests/tracer/run.sh; then echo "tracer: ok"; else echo "tracer: FAILED"; fails=$((fails + 1)); fi
+fi
+[ "$fails" -eq 0 ] || { echo "$fails end-to-end suite(s) failed"; exit 1; }
+echo "all tests passed"
