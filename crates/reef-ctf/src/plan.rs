@@ -318,7 +318,7 @@ impl Compiler<'_, '_> {
         Ok(match fc {
             FieldClass::Integer(i) => self.int_node(i, NONE, name, root_member),
             FieldClass::Enum(e) => {
-                self.plan.enums.push(e.clone());
+                self.plan.enums.push(unsigned_view(e));
                 let idx = (self.plan.enums.len() - 1) as u32;
                 self.int_node(&e.container, idx, name, root_member)
             }
@@ -360,7 +360,7 @@ impl Compiler<'_, '_> {
                     .map(|p| p as u32)
                     .ok_or_else(|| PlanError("variant tag not collected".into()))?;
                 let tag = match self.roots.resolve(&v.tag) {
-                    Some(FieldClass::Enum(e)) => e,
+                    Some(FieldClass::Enum(e)) => unsigned_view(e),
                     _ => return Err(PlanError("variant tag is not an enumeration".into())),
                 };
                 let sel_first = self.plan.selectors.len() as u32;
@@ -467,4 +467,28 @@ pub fn min_bits(fc: &FieldClass) -> u64 {
         FieldClass::Array(a) => min_bits(&a.element).saturating_mul(a.length),
         FieldClass::Sequence(_) => 0,
     }
+}
+
+/// An enumeration as the decoder sees it: for an unsigned container, a
+/// negative range bound (LTTng writes `"MINUS_ONE" = -1` in unsigned enums)
+/// stands for the same bits read as unsigned, as babeltrace2 treats it.
+fn unsigned_view(e: &EnumClass) -> EnumClass {
+    let mut e = e.clone();
+    if !e.container.signed {
+        // babeltrace2 keeps such a bound as 64 bits whatever the
+        // container's size.
+        let fix = |b: i128| -> i128 {
+            if b < 0 {
+                b as i64 as u64 as i128
+            } else {
+                b
+            }
+        };
+        for m in &mut e.mappings {
+            for r in &mut m.ranges {
+                *r = (fix(r.0), fix(r.1));
+            }
+        }
+    }
+    e
 }

@@ -147,6 +147,16 @@ impl Pretty {
         out.extend_from_slice(b" = ");
     }
 
+    /// Separator before a header field: `, ` mid-line, `:` after a
+    /// trace/domain-like field at the start of the line.
+    fn dom_sep(&self, out: &mut Vec<u8>, dom_print: bool) {
+        if !self.start_line {
+            out.extend_from_slice(b", ");
+        } else if dom_print {
+            out.push(b':');
+        }
+    }
+
     fn sep(&mut self, out: &mut Vec<u8>) {
         if !self.start_line {
             out.extend_from_slice(b", ");
@@ -202,11 +212,7 @@ impl Pretty {
         }
         if self.opts.fields.domain {
             if let Some(d) = env_str("domain") {
-                if !self.start_line {
-                    out.extend_from_slice(b", ");
-                } else if dom_print {
-                    out.push(b':');
-                }
+                self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:domain");
                 }
@@ -216,11 +222,7 @@ impl Pretty {
         }
         if self.opts.fields.procname {
             if let Some(p) = env_str("procname") {
-                if !self.start_line {
-                    out.extend_from_slice(b", ");
-                } else if dom_print {
-                    out.push(b':');
-                }
+                self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:procname");
                 }
@@ -230,11 +232,7 @@ impl Pretty {
         }
         if self.opts.fields.vpid {
             if let Some(EnvValue::Int(v)) = meta.env_get("vpid") {
-                if !self.start_line {
-                    out.extend_from_slice(b", ");
-                } else if dom_print {
-                    out.push(b':');
-                }
+                self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:vpid");
                 }
@@ -245,7 +243,7 @@ impl Pretty {
         if self.opts.fields.loglevel {
             if let Some(l) = ec.loglevel {
                 if (0..15).contains(&l) {
-                    self.sep(out);
+                    self.dom_sep(out, dom_print);
                     if hn {
                         self.name_equal(out, "loglevel");
                     }
@@ -257,7 +255,7 @@ impl Pretty {
         }
         if self.opts.fields.emf {
             if let Some(u) = &ec.model_emf_uri {
-                self.sep(out);
+                self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "model.emf.uri");
                 }
