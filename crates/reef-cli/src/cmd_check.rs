@@ -57,7 +57,7 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
                         s.last_ns = Some(s.last_ns.map_or(ns, |l| l.max(ns)));
                     }
                 }
-                Item::DiscardedEvents { count, .. } => s.discarded_events += count,
+                Item::DiscardedEvents { count, .. } => s.discarded_events += count.unwrap_or(0),
                 Item::DiscardedPackets { count, .. } => s.discarded_packets += count,
             }
         }

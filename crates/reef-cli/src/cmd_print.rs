@@ -179,6 +179,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or(0)
         })
         .collect();
+    let warn_color = crate::output::term_color_support();
     let mut pretty = Pretty::new(opts);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -194,7 +195,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
                     buf.clear();
                     out.flush()?;
                     let mut w = Vec::new();
-                    pretty.discarded(&mut w, label, c, notice);
+                    pretty.discarded(&mut w, label, c, notice, warn_color);
                     std::io::stderr().write_all(&w)?;
                 }
             }

@@ -56,8 +56,9 @@ pub struct DecodeError {
     pub kind: DecodeErrorKind,
 }
 
-/// Most zero-sized elements (arrays of empty structures) a single array may
-/// have: such arrays consume no bytes, so the packet size cannot bound them.
+/// Most zero-sized elements (arrays of empty structures) one event or packet
+/// header may hold: they consume no bytes, so the packet size cannot bound
+/// them.
 pub const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
 
 /// Per-stream decoding state that outlives a single scope.
@@ -70,6 +71,10 @@ pub struct State {
     pub uuid: Option<[u8; 16]>,
     /// The stream's current clock value, in cycles.
     pub clock: u64,
+    /// Elements of zero-sized arrays (empty structures) still allowed in the
+    /// current scope group: they consume no bits, so the packet size cannot
+    /// bound them. Reset by [`State::reset_budget`].
+    pub empty_budget: u64,
 }
 
 impl State {
@@ -79,7 +84,14 @@ impl State {
             meanings: [None; MEANINGS],
             uuid: None,
             clock: 0,
+            empty_budget: MAX_EMPTY_ELEMENTS,
         }
+    }
+
+    /// Restores the zero-sized element budget (once per event or packet).
+    #[inline]
+    pub fn reset_budget(&mut self) {
+        self.empty_budget = MAX_EMPTY_ELEMENTS;
     }
 
     pub fn meaning(&self, m: Meaning) -> Option<u64> {
@@ -342,9 +354,10 @@ fn decode_elements(
     }
     let available = cur.end.saturating_sub(cur.pos);
     if elem_min_bits == 0 {
-        if len > MAX_EMPTY_ELEMENTS {
+        if len > st.empty_budget {
             return Err(cur.err(DecodeErrorKind::LengthTooLarge { len, available }));
         }
+        st.empty_budget -= len;
     } else if len.saturating_mul(elem_min_bits) > available {
         return Err(cur.err(DecodeErrorKind::LengthTooLarge { len, available }));
     }

@@ -257,6 +257,8 @@ impl Compiler<'_, '_> {
     }
 
     fn meaning(&self, at_root_member: bool, name: &str) -> Meaning {
+        // babeltrace2 matches these names after stripping one leading `_`.
+        let name = name.strip_prefix('_').unwrap_or(name);
         if !at_root_member {
             // The extended LTTng event header keeps its id inside a variant.
             if self.scope == Scope::EventHeader && name == "id" {
@@ -293,7 +295,11 @@ impl Compiler<'_, '_> {
             });
         }
         let meaning = self.meaning(root_member, name);
-        let clock = i.mapped_clock.is_some();
+        // An unmapped event header `timestamp` is mapped to the stream's
+        // clock (the only one, or an implicit 1 GHz one), as babeltrace2 does.
+        let clock = i.mapped_clock.is_some()
+            || (self.scope == Scope::EventHeader
+                && name.strip_prefix('_').unwrap_or(name) == "timestamp");
         self.plan.has_clock |= clock;
         let slot = self.slot_here();
         self.push(Node::Int {
@@ -306,7 +312,9 @@ impl Compiler<'_, '_> {
             clock,
             meaning,
             enum_idx,
-            visible: !clock && meaning == Meaning::None,
+            // Hidden when babeltrace2 consumes it, unless a sequence or
+            // variant refers to it.
+            visible: (!clock && meaning == Meaning::None) || slot != NONE,
         })
     }
 

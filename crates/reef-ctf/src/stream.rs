@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::decode::{decode_scope, Cursor, State, Value};
 use crate::plan::Meaning;
-use crate::trace::{stream_of_packet, StreamFile, Trace};
+use crate::trace::{stream_of_packet, StreamFile, Trace, TraceClass};
 use crate::Error;
 
 /// CTF packet magic number.
@@ -33,10 +33,11 @@ pub struct PacketInfo {
 pub enum Item {
     /// An event: see [`StreamCursor::event`].
     Event,
-    /// The tracer discarded `count` events between `begin` and `end` (clock
-    /// cycles of the stream's clock, when known).
+    /// The tracer discarded `count` events (`None`: an unknown number, maybe
+    /// none) between `begin` and `end` (clock cycles of the stream's clock,
+    /// when known).
     DiscardedEvents {
-        count: u64,
+        count: Option<u64>,
         begin: Option<u64>,
         end: Option<u64>,
     },
@@ -200,128 +201,32 @@ impl StreamCursor {
             break;
         }
         let file = self.file.clone().unwrap_or_else(|| unreachable!());
-        let data = file.data();
         let off = self.next_packet;
-        let file_bits = data.len() as u64 * 8;
         let trace = self.trace.clone();
-        let class = &trace.class;
-        let decode_err = |e| Error::Decode {
-            path: file.path.clone(),
-            packet_offset: off,
-            err: e,
-        };
-
-        // The trace-level header first, to learn the stream class.
-        let mut cur = Cursor {
-            data,
-            base: off * 8,
-            pos: off * 8,
-            end: file_bits,
-        };
-        self.scratch.clear();
-        self.ph_state.meanings = Default::default();
-        decode_scope(
-            &class.packet_header,
-            &mut cur,
-            &mut self.ph_state,
-            &mut self.scratch,
-        )
-        .map_err(decode_err)?;
-        if let Some(m) = self.ph_state.meaning(Meaning::Magic) {
-            if m != CTF_MAGIC {
-                return Err(self.err_at(
-                    off,
-                    format!("bad packet magic number {m:#x}, expected {CTF_MAGIC:#x}"),
-                ));
-            }
-        }
-        if let (Some(u), Some(want)) = (self.ph_state.uuid, class.meta.uuid) {
-            if u != want {
-                return Err(self.err_at(
-                    off,
-                    "packet header's trace UUID differs from the metadata's".into(),
-                ));
-            }
-        }
-        let stream = stream_of_packet(class, &self.ph_state).map_err(|m| self.err_at(off, m))?;
+        let clock_before = self.st.clock;
+        let (stream, info, events_at) = read_packet(
+            &trace.class,
+            &file,
+            off,
+            &mut PacketScratch {
+                st: &mut self.st,
+                ph_state: &mut self.ph_state,
+                scratch: &mut self.scratch,
+                context: &mut self.packet_context,
+            },
+        )?;
         if stream != self.stream {
             return Err(self.err_at(
                 off,
                 "packet belongs to another stream class than the stream's first packet".into(),
             ));
         }
-        let sp = &class.streams[stream];
-
-        // The stream-level header + context, with this stream's slots.
-        let clock_before = self.st.clock;
-        self.st.meanings = Default::default();
-        let mut cur = Cursor {
-            data,
-            base: off * 8,
-            pos: off * 8,
-            end: file_bits,
-        };
-        self.scratch.clear();
-        decode_scope(&sp.packet_header, &mut cur, &mut self.st, &mut self.scratch)
-            .map_err(decode_err)?;
-        self.packet_context.clear();
-        decode_scope(
-            &sp.packet_context,
-            &mut cur,
-            &mut self.st,
-            &mut self.packet_context,
-        )
-        .map_err(decode_err)?;
-
-        let remaining = file_bits - off * 8;
-        let packet_bits = match self.st.meaning(Meaning::PacketSize) {
-            Some(p) => p,
-            None => remaining,
-        };
-        let content_bits = self.st.meaning(Meaning::ContentSize).unwrap_or(packet_bits);
-        if packet_bits == 0 || packet_bits % 8 != 0 {
-            return Err(self.err_at(
-                off,
-                format!("packet size {packet_bits} bits is not a positive multiple of 8"),
-            ));
-        }
-        if packet_bits > remaining {
-            return Err(self.err_at(
-                off,
-                format!(
-                    "packet size {packet_bits} bits exceeds the {remaining} bits left in the file"
-                ),
-            ));
-        }
-        if content_bits > packet_bits {
-            return Err(self.err_at(
-                off,
-                format!("content size {content_bits} bits exceeds packet size {packet_bits} bits"),
-            ));
-        }
-        if cur.pos - off * 8 > content_bits {
-            return Err(self.err_at(
-                off,
-                format!(
-                    "packet header and context take {} bits, more than the content size {content_bits}",
-                    cur.pos - off * 8
-                ),
-            ));
-        }
-        let info = PacketInfo {
-            offset: off,
-            packet_bits,
-            content_bits,
-            ts_begin: self.st.meaning(Meaning::TimestampBegin),
-            ts_end: self.st.meaning(Meaning::TimestampEnd),
-            events_discarded: self.st.meaning(Meaning::EventsDiscarded),
-            seq_num: self.st.meaning(Meaning::PacketSeqNum),
-            stream_instance_id: self.st.meaning(Meaning::StreamInstanceId),
-        };
+        let cur_pos = events_at;
+        let packet_bits = info.packet_bits;
         self.st.clock = info.ts_begin.unwrap_or(clock_before);
         self.queue_notices(&info);
         self.packet = info;
-        self.pos = cur.pos;
+        self.pos = cur_pos;
         self.next_packet = off + packet_bits / 8;
         self.in_packet = true;
         self.packets_read += 1;
@@ -329,26 +234,39 @@ impl StreamCursor {
     }
 
     /// Discarded events / packets implied by the step from the previous
-    /// packet to `cur` (returned before `cur`'s events).
+    /// packet to `cur`, returned before `cur`'s events (events first, as
+    /// babeltrace2 orders them).
     fn queue_notices(&mut self, cur: &PacketInfo) {
         let prev = self.prev_packet.as_ref();
         let mut notices = Vec::new();
+        if let Some(c) = cur.events_discarded {
+            match prev {
+                // The first packet of a stream: the counter may cover events
+                // lost before it, in an unknown amount.
+                None if c > 0 => notices.push(Item::DiscardedEvents {
+                    count: None,
+                    begin: cur.ts_begin,
+                    end: cur.ts_end,
+                }),
+                Some(p) => {
+                    let pc = p.events_discarded.unwrap_or(0);
+                    if c > pc {
+                        notices.push(Item::DiscardedEvents {
+                            count: Some(c - pc),
+                            begin: p.ts_end,
+                            end: cur.ts_end,
+                        });
+                    }
+                }
+                None => {}
+            }
+        }
         if let (Some(p), Some(c)) = (prev.and_then(|p| p.seq_num), cur.seq_num) {
             if c > p.wrapping_add(1) {
                 notices.push(Item::DiscardedPackets {
                     count: c - p - 1,
                     begin: prev.and_then(|p| p.ts_end),
                     end: cur.ts_begin,
-                });
-            }
-        }
-        if let Some(c) = cur.events_discarded {
-            let p = prev.and_then(|p| p.events_discarded).unwrap_or(0);
-            if c > p {
-                notices.push(Item::DiscardedEvents {
-                    count: c - p,
-                    begin: prev.and_then(|p| p.ts_end),
-                    end: cur.ts_end,
                 });
             }
         }
@@ -378,6 +296,7 @@ impl StreamCursor {
         ev.values.clear();
         ev.offset = start / 8;
         self.st.meanings[Meaning::EventId as usize] = None;
+        self.st.reset_budget();
         decode_scope(&sp.event_header, &mut cur, &mut self.st, &mut ev.values)
             .map_err(decode_err)?;
         ev.bounds[0] = ev.values.len();
@@ -428,4 +347,118 @@ impl StreamCursor {
         self.pos = cur.pos;
         Ok(())
     }
+}
+
+/// Buffers and states that [`read_packet`] decodes into.
+pub struct PacketScratch<'a> {
+    /// The stream-level state (slots, meanings, clock).
+    pub st: &'a mut State,
+    /// The state for the trace-level packet header decode.
+    pub ph_state: &'a mut State,
+    pub scratch: &'a mut Vec<Value>,
+    /// Receives the packet context's values.
+    pub context: &'a mut Vec<Value>,
+}
+
+/// Reads and validates the header and context of the packet at byte `off`
+/// of `file`. Returns the stream class (index into `class.streams`), the
+/// packet's properties, and the bit offset where its first event starts.
+pub fn read_packet(
+    class: &TraceClass,
+    file: &StreamFile,
+    off: u64,
+    s: &mut PacketScratch,
+) -> Result<(usize, PacketInfo, u64), Error> {
+    let data = file.data();
+    let file_bits = data.len() as u64 * 8;
+    let err_at = |msg: String| Error::Stream {
+        path: file.path.clone(),
+        offset: off,
+        msg,
+    };
+    let decode_err = |e| Error::Decode {
+        path: file.path.clone(),
+        packet_offset: off,
+        err: e,
+    };
+
+    // The trace-level header first, to learn the stream class.
+    let mut cur = Cursor {
+        data,
+        base: off * 8,
+        pos: off * 8,
+        end: file_bits,
+    };
+    s.scratch.clear();
+    s.ph_state.meanings = Default::default();
+    s.ph_state.reset_budget();
+    s.st.reset_budget();
+    decode_scope(&class.packet_header, &mut cur, s.ph_state, s.scratch).map_err(decode_err)?;
+    if let Some(m) = s.ph_state.meaning(Meaning::Magic) {
+        if m != CTF_MAGIC {
+            return Err(err_at(format!(
+                "bad packet magic number {m:#x}, expected {CTF_MAGIC:#x}"
+            )));
+        }
+    }
+    if let (Some(u), Some(want)) = (s.ph_state.uuid, class.meta.uuid) {
+        if u != want {
+            return Err(err_at(
+                "packet header's trace UUID differs from the metadata's".into(),
+            ));
+        }
+    }
+    let stream = stream_of_packet(class, s.ph_state).map_err(err_at)?;
+    let sp = &class.streams[stream];
+
+    // The stream-level header + context, with this stream's slots.
+    let clock_before = s.st.clock;
+    s.st.meanings = Default::default();
+    let mut cur = Cursor {
+        data,
+        base: off * 8,
+        pos: off * 8,
+        end: file_bits,
+    };
+    s.scratch.clear();
+    decode_scope(&sp.packet_header, &mut cur, s.st, s.scratch).map_err(decode_err)?;
+    s.context.clear();
+    decode_scope(&sp.packet_context, &mut cur, s.st, s.context).map_err(decode_err)?;
+    s.st.clock = clock_before;
+
+    let remaining = file_bits - off * 8;
+    let packet_bits = s.st.meaning(Meaning::PacketSize).unwrap_or(remaining);
+    let content_bits = s.st.meaning(Meaning::ContentSize).unwrap_or(packet_bits);
+    if packet_bits == 0 || packet_bits % 8 != 0 {
+        return Err(err_at(format!(
+            "packet size {packet_bits} bits is not a positive multiple of 8"
+        )));
+    }
+    if packet_bits > remaining {
+        return Err(err_at(format!(
+            "packet size {packet_bits} bits exceeds the {remaining} bits left in the file"
+        )));
+    }
+    if content_bits > packet_bits {
+        return Err(err_at(format!(
+            "content size {content_bits} bits exceeds packet size {packet_bits} bits"
+        )));
+    }
+    if cur.pos - off * 8 > content_bits {
+        return Err(err_at(format!(
+            "packet header and context take {} bits, more than the content size {content_bits}",
+            cur.pos - off * 8
+        )));
+    }
+    let info = PacketInfo {
+        offset: off,
+        packet_bits,
+        content_bits,
+        ts_begin: s.st.meaning(Meaning::TimestampBegin),
+        ts_end: s.st.meaning(Meaning::TimestampEnd),
+        events_discarded: s.st.meaning(Meaning::EventsDiscarded),
+        seq_num: s.st.meaning(Meaning::PacketSeqNum),
+        stream_instance_id: s.st.meaning(Meaning::StreamInstanceId),
+    };
+    Ok((stream, info, cur.pos))
 }

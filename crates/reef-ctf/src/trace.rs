@@ -353,3 +353,11 @@ pub fn stream_of_packet(class: &TraceClass, st: &State) -> Result<usize, String>
         }
     }
 }
+
+impl Trace {
+    /// babeltrace2's stream id for a stream without `stream_instance_id`:
+    /// its rank among the trace's streams (sources are in file path order).
+    pub fn stream_ordinal(&self, source: usize) -> usize {
+        source
+    }
+}

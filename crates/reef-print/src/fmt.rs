@@ -277,3 +277,16 @@ mod tests {
         assert_eq!(String::from_utf8(o).unwrap(), "0xFF 0b0101 010");
     }
 }
+
+/// A UUID in its canonical lowercase 8-4-4-4-12 form.
+pub fn uuid(u: &[u8; 16]) -> String {
+    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
+}

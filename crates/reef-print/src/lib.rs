@@ -90,14 +90,15 @@ pub struct TraceLabel {
     pub name: String,
 }
 
+/// babeltrace2 2.0.4's colour codes ("bright" is rendered as bold).
 mod color {
     pub const RESET: &str = "\x1b[0m";
     pub const BOLD: &str = "\x1b[1m";
-    pub const FG_BRIGHT_MAGENTA: &str = "\x1b[95m";
-    pub const FG_BRIGHT_CYAN: &str = "\x1b[96m";
-    pub const FG_BRIGHT_GREEN: &str = "\x1b[92m";
-    pub const FG_BRIGHT_RED: &str = "\x1b[91m";
-    pub const FG_BRIGHT_BLUE: &str = "\x1b[94m";
+    pub const TIMESTAMP: &str = "\x1b[1m\x1b[1m\x1b[33m";
+    pub const EVENT_NAME: &str = "\x1b[1m\x1b[1m\x1b[35m";
+    pub const FIELD_NAME: &str = "\x1b[36m";
+    pub const UNKNOWN: &str = "\x1b[1m\x1b[1m\x1b[31m";
+    pub const WARNING_LINE: &str = "\x1b[33m";
 }
 
 /// The pretty printer's state across messages.
@@ -138,7 +139,7 @@ impl Pretty {
 
     fn name_equal(&self, out: &mut Vec<u8>, name: &str) {
         if self.opts.color {
-            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+            out.extend_from_slice(color::BOLD.as_bytes());
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(color::RESET.as_bytes());
         } else {
@@ -272,8 +273,7 @@ impl Pretty {
             self.name_equal(out, "name");
         }
         if self.opts.color {
-            out.extend_from_slice(color::BOLD.as_bytes());
-            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+            out.extend_from_slice(color::EVENT_NAME.as_bytes());
         }
         out.extend_from_slice(ec.name.as_bytes());
         if self.opts.color {
@@ -359,7 +359,7 @@ impl Pretty {
             out.push(b'[');
         }
         if self.opts.color {
-            out.extend_from_slice(color::BOLD.as_bytes());
+            out.extend_from_slice(color::TIMESTAMP.as_bytes());
         }
         if self.opts.clock.cycles {
             out.extend_from_slice(format!("{cycles:020}").as_bytes());
@@ -395,9 +395,6 @@ impl Pretty {
                 Some(last) => {
                     let d = ns.wrapping_sub(last);
                     let (s, n) = (d / 1_000_000_000, d % 1_000_000_000);
-                    if self.opts.color {
-                        // babeltrace2 highlights deltas of a second or more... only the digits.
-                    }
                     out.extend_from_slice(format!("+{}.{:09}", s as u64, n as u64).as_bytes());
                 }
                 None => out.extend_from_slice(b"+?.?????????"),
@@ -410,67 +407,90 @@ impl Pretty {
     }
 
     /// The warning babeltrace2 prints (on stderr) for a discarded-events or
-    /// discarded-packets notice.
+    /// discarded-packets notice; `color` is the terminal's colour support
+    /// (independent of `--color`, as in babeltrace2).
     pub fn discarded(
-        &mut self,
+        &self,
         out: &mut Vec<u8>,
         label: &TraceLabel,
         c: &StreamCursor,
         item: Item,
+        color: bool,
     ) {
         let (what, count, begin, end) = match item {
-            Item::DiscardedEvents { count, begin, end } => ("events", count, begin, end),
-            Item::DiscardedPackets { count, begin, end } => ("packets", count, begin, end),
+            Item::DiscardedEvents { count, begin, end } => ("event", count, begin, end),
+            Item::DiscardedPackets { count, begin, end } => ("packet", Some(count), begin, end),
             Item::Event => return,
         };
         let trace = &c.trace;
+        let meta = &trace.class.meta;
         let sp = &trace.class.streams[c.stream];
-        let clock = sp.clock.map(|i| &trace.class.meta.clocks[i]);
-        let sc = &trace.class.meta.streams[sp.class];
-        let mut range = String::new();
-        if let (Some(clk), Some(b), Some(e)) = (clock, begin, end) {
-            let mut tb = Vec::new();
-            let mut te = Vec::new();
-            let o = self.opts.clock;
-            match (clk.ns_from_origin(b), clk.ns_from_origin(e)) {
-                (Some(bn), Some(en)) if !o.cycles => {
-                    fmt::wall_time(&mut tb, bn, &o);
-                    fmt::wall_time(&mut te, en, &o);
-                }
-                _ => {
-                    tb.extend_from_slice(b.to_string().as_bytes());
-                    te.extend_from_slice(e.to_string().as_bytes());
-                }
-            }
-            range = format!(
-                "between [{}] and [{}] ",
-                String::from_utf8_lossy(&tb),
-                String::from_utf8_lossy(&te)
-            );
+        let clock = sp.clock.map(|i| &meta.clocks[i]);
+        let sc = &meta.streams[sp.class];
+        let c_off = if color { color::RESET } else { "" };
+        let mut m = String::new();
+        if color {
+            m.push_str(color::WARNING_LINE);
+            m.push_str(color::BOLD);
+            m.push_str("WARNING");
+            m.push_str(color::RESET);
+            m.push_str(color::WARNING_LINE);
+        } else {
+            m.push_str("WARNING");
         }
+        match count {
+            Some(n) => m.push_str(&format!(
+                ": Tracer discarded {n} {what}{} ",
+                if n == 1 { "" } else { "s" }
+            )),
+            None => m.push_str(&format!(": Tracer may have discarded {what}s ")),
+        }
+        let times = match (clock, begin, end) {
+            (Some(clk), Some(b), Some(e)) => clk.ns_from_origin(b).zip(clk.ns_from_origin(e)),
+            _ => None,
+        };
+        match times {
+            Some((bn, en)) => {
+                let o = ClockOptions {
+                    cycles: false,
+                    ..self.opts.clock
+                };
+                let mut tb = Vec::new();
+                let mut te = Vec::new();
+                fmt::wall_time(&mut tb, bn, &o);
+                fmt::wall_time(&mut te, en, &o);
+                m.push_str(&format!(
+                    "between [{}] and [{}]",
+                    String::from_utf8_lossy(&tb),
+                    String::from_utf8_lossy(&te)
+                ));
+            }
+            None => m.push_str("(unknown time range)"),
+        }
+        m.push_str(&format!(" in trace \"{}\" ", label.name));
+        match meta.uuid {
+            Some(u) => m.push_str(&format!("(UUID: {})", fmt::uuid(&u))),
+            None => m.push_str("(no UUID)"),
+        }
+        let first_file = trace.sources[c.source]
+            .files
+            .first()
+            .map(|f| {
+                std::path::absolute(&f.path)
+                    .unwrap_or_else(|_| f.path.clone())
+                    .display()
+                    .to_string()
+            })
+            .unwrap_or_default();
         let stream_id = c
             .packet
             .stream_instance_id
-            .map_or_else(|| c.source.to_string(), |v| v.to_string());
-        let path = c
-            .file_path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let color_on = if self.opts.color {
-            format!("{}{}", color::BOLD, color::FG_BRIGHT_RED)
-        } else {
-            String::new()
-        };
-        let color_off = if self.opts.color { color::RESET } else { "" };
-        let msg = format!(
-            "{color_on}WARNING{color_off}: Tracer discarded {count} {what}{} {range}in trace \"{}\" within stream class ID {}, stream ID {} (path: {}).\n",
-            if what == "events" { "" } else { "" },
-            label.name,
-            sc.id,
-            stream_id,
-            path,
-        );
-        out.extend_from_slice(msg.as_bytes());
+            .unwrap_or(trace.stream_ordinal(c.source) as u64);
+        m.push_str(&format!(
+            " within stream \"{first_file}\" (stream class ID: {}, stream ID: {stream_id}).{c_off}\n",
+            sc.id
+        ));
+        out.extend_from_slice(m.as_bytes());
     }
 }
 
@@ -554,18 +574,12 @@ impl FieldPrinter<'_> {
                         if count > 0 {
                             out.extend_from_slice(b", ");
                         }
-                        if self.color {
-                            out.extend_from_slice(color::FG_BRIGHT_CYAN.as_bytes());
-                        }
-                        push_escaped(out, l.as_bytes());
-                        if self.color {
-                            out.extend_from_slice(color::RESET.as_bytes());
-                        }
+                        self.string(out, l.as_bytes());
                         count += 1;
                     }
                     if count == 0 {
                         if self.color {
-                            out.extend_from_slice(color::FG_BRIGHT_RED.as_bytes());
+                            out.extend_from_slice(color::UNKNOWN.as_bytes());
                         }
                         out.extend_from_slice(b"<unknown>");
                         if self.color {
@@ -587,7 +601,7 @@ impl FieldPrinter<'_> {
             }
             Node::Float { .. } => {
                 if let Value::F(f) = self.take(vi) {
-                    self.colored(out, color::FG_BRIGHT_BLUE, |out| {
+                    self.colored(out, color::BOLD, |out| {
                         out.extend_from_slice(format_g(f).as_bytes())
                     });
                 }
@@ -679,7 +693,7 @@ impl FieldPrinter<'_> {
 
     fn field_name(&self, out: &mut Vec<u8>, name: &str) {
         if self.color {
-            out.extend_from_slice(color::FG_BRIGHT_MAGENTA.as_bytes());
+            out.extend_from_slice(color::FIELD_NAME.as_bytes());
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(color::RESET.as_bytes());
         } else {
@@ -699,11 +713,11 @@ impl FieldPrinter<'_> {
     }
 
     fn string(&self, out: &mut Vec<u8>, s: &[u8]) {
-        self.colored(out, color::FG_BRIGHT_GREEN, |out| push_escaped(out, s));
+        self.colored(out, color::BOLD, |out| push_escaped(out, s));
     }
 
     fn int(&self, out: &mut Vec<u8>, v: Value, size: u32, signed: bool, base: u32) {
-        self.colored(out, color::FG_BRIGHT_BLUE, |out| {
+        self.colored(out, color::BOLD, |out| {
             fmt::integer(out, v, size, signed, base)
         });
     }
