@@ -1,0 +1,135 @@
+/*
+ * reef.h — libreef, the reef tracer: public API.
+ *
+ * A program describes its events in a `.reef` schema and runs
+ * `reef gen events.reef -o DIR`; the generated `DIR/events.h` includes this
+ * header and defines one `static inline` function per event
+ * (`reef_kernel_cswitch(prev_tid, next_tid)`). Calling it records the event
+ * into the calling thread's buffer; a consumer thread writes closed packets
+ * to a CTF 1.8 trace directory (metadata + one stream file per thread).
+ *
+ * Nothing needs to be called before the first event: the library
+ * initialises itself from the environment (see below). Call reef_init()
+ * first to configure it from code.
+ *
+ * Environment (each one overrides the matching `struct reef_config` field):
+ *   REEF_OUTPUT        trace directory (default: reef-trace-<program>-<pid>)
+ *   REEF_MODE          discard | overwrite | block        (default: discard)
+ *   REEF_BUFFER_SIZE   bytes per thread, suffix K/M/G ok  (default: 1M)
+ *   REEF_PACKET_SIZE   bytes per packet, suffix K/M ok    (default: 64K)
+ *   REEF_SUBSYSTEMS    "all", "none", or comma-separated subsystem names to
+ *                      enable; a leading '-' on a name disables it
+ *   REEF_CLOCK         auto | tsc | monotonic             (default: auto)
+ *
+ * Modes:
+ *   discard    when every packet of a thread waits for the consumer, new
+ *              events are dropped and counted (CTF `events_discarded`).
+ *   overwrite  flight recorder: packets stay in memory and the oldest are
+ *              reused; reef_snapshot() or process exit writes the ring.
+ *              Reused packets show as gaps in `packet_seq_num`.
+ *   block      the writer waits for a free packet; nothing is lost.
+ *
+ * Fork: after fork() the child records nothing (its trace functions return
+ * at the state test) and never writes into the parent's buffers or trace;
+ * the parent goes on unaffected.
+ *
+ * Signals: a handler may call trace functions. An event that interrupts
+ * another event of the same thread is dropped and counted as discarded;
+ * a packet is never corrupted.
+ *
+ * Threads: a thread's exit hands its last packet to the consumer. At process
+ * exit (exit() or return from main) everything recorded is written,
+ * including the current packet of threads that are still running.
+ */
+#ifndef REEF_H
+#define REEF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REEF_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a thread does when the consumer lags (see above). */
+enum reef_mode {
+	REEF_MODE_DISCARD = 0,
+	REEF_MODE_OVERWRITE = 1,
+	REEF_MODE_BLOCK = 2
+};
+
+enum reef_clock {
+	REEF_CLOCK_AUTO = 0,      /* the TSC when invariant, else CLOCK_MONOTONIC */
+	REEF_CLOCK_TSC = 1,       /* the TSC if the CPU has one */
+	REEF_CLOCK_MONOTONIC = 2  /* clock_gettime(CLOCK_MONOTONIC) */
+};
+
+struct reef_config {
+	const char *output_dir;   /* NULL: reef-trace-<program>-<pid> */
+	enum reef_mode mode;
+	size_t buffer_size;       /* per thread, bytes; 0: 1 MiB */
+	size_t packet_size;       /* bytes; 0: 64 KiB; at least 4 KiB */
+	const char *subsystems;   /* NULL: all; same syntax as REEF_SUBSYSTEMS */
+	enum reef_clock clock;
+};
+
+/* A `reef gen` schema; generated headers register theirs automatically. */
+struct reef_schema {
+	const char *name;
+	uint64_t hash;                     /* identifies the metadata */
+	const char *const *metadata;       /* TSDL template, one line each */
+	const char *const *subsystem_names;
+	uint32_t num_subsystems;
+};
+
+/* No event: as a reef_control() argument, "no trigger". */
+#define REEF_EVENT_NONE 0xffffffffu
+
+/* Fills `cfg` with the defaults. */
+void reef_config_default(struct reef_config *cfg);
+
+/* Initialises from `cfg` (NULL: defaults), then the environment. Returns 0,
+ * or -1 if the library was already initialised (by an earlier call or by
+ * the first event) or the output directory cannot be created. */
+int reef_init(const struct reef_config *cfg);
+
+/* Run-time control of subsystems (ids are TRACE_SUBSYS_*). */
+void reef_enable(unsigned subsystem);
+void reef_disable(unsigned subsystem);
+void reef_enable_all(void);
+void reef_disable_all(void);
+
+/* Triggers: recording starts when `start_event` is traced (that event is
+ * the first one recorded) and stops after `stop_event` (the last one
+ * recorded). Either may be REEF_EVENT_NONE: no start trigger means
+ * recording from now on; no stop trigger means until the end.
+ * Event ids are TRACE_EVENT_*. */
+void reef_control(uint32_t start_event, uint32_t stop_event);
+
+/* Closes the calling thread's current packet and writes every closed
+ * packet of every thread. Returns 0, or -1 on a write error. */
+int reef_flush(void);
+
+/* Overwrite mode: writes the ring of every thread (closed packets, and the
+ * calling thread's current one) to the trace. Other modes: reef_flush(). */
+int reef_snapshot(void);
+
+/* Writes everything and stops recording; later events are not recorded.
+ * Runs automatically at process exit. */
+void reef_shutdown(void);
+
+/* The trace directory, or NULL before initialisation. */
+const char *reef_trace_dir(void);
+
+/* Called by generated headers' constructors. */
+void reef_register_schema(const struct reef_schema *schema);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "reef_fast.h"
+
+#endif /* REEF_H */

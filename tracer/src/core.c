@@ -1,0 +1,745 @@
+/*
+ * core.c — initialisation, thread registration, the slow path of events,
+ * run-time control, flush/snapshot/shutdown, thread exit and fork.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "internal.h"
+
+_Alignas(REEF_CACHELINE) struct reef__shared reef__shared;
+__thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
+struct reef_state reef__st = {
+	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
+	.drain_lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake_pipe = { -1, -1 },
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static const struct reef_config *init_cfg;
+static int init_result;
+
+/* Triggers. */
+enum { TRIG_NONE, TRIG_ARMED, TRIG_RUNNING, TRIG_DONE };
+static int trig_state = TRIG_NONE;
+static uint32_t trig_start = REEF_EVENT_NONE, trig_stop = REEF_EVENT_NONE;
+
+static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- configuration ---------------------------------------------------- */
+
+void reef_config_default(struct reef_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = REEF_MODE_DISCARD;
+	cfg->buffer_size = 1u << 20;
+	cfg->packet_size = 64u << 10;
+	cfg->clock = REEF_CLOCK_AUTO;
+}
+
+static size_t parse_size(const char *s, size_t fallback)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (end == s)
+		return fallback;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; break;
+	case 'm': case 'M': v <<= 20; break;
+	case 'g': case 'G': v <<= 30; break;
+	default: break;
+	}
+	return (size_t)v;
+}
+
+static void warn(const char *msg, const char *arg)
+{
+	fprintf(stderr, "libreef: %s%s\n", msg, arg ? arg : "");
+}
+
+/* "all", "none", "a,b,-c". Unknown names are reported. */
+static void apply_subsystems(const char *spec)
+{
+	const struct reef_schema *s = reef__st.schema;
+	unsigned n = s ? s->num_subsystems : 0, i;
+	const char *p = spec;
+	int first = 1;
+	while (*p) {
+		const char *q = p;
+		size_t len;
+		int neg = 0;
+		while (*q && *q != ',')
+			q++;
+		len = (size_t)(q - p);
+		if (len && *p == '-') {
+			neg = 1;
+			p++;
+			len--;
+		}
+		if (first && !neg)
+			memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+		first = 0;
+		if (len == 3 && !strncmp(p, "all", 3)) {
+			memset(reef__st.enabled, neg ? 0 : 1, sizeof(reef__st.enabled));
+		} else if (len == 4 && !strncmp(p, "none", 4)) {
+			memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+		} else if (len) {
+			int found = 0;
+			for (i = 0; i < n; i++) {
+				if (strlen(s->subsystem_names[i]) == len && !strncmp(s->subsystem_names[i], p, len)) {
+					reef__st.enabled[i] = !neg;
+					found = 1;
+				}
+			}
+			if (!found) {
+				char name[128];
+				snprintf(name, sizeof(name), "%.*s", (int)(len < 100 ? len : 100), p);
+				warn("unknown subsystem in REEF_SUBSYSTEMS: ", name);
+			}
+		}
+		p = *q ? q + 1 : q;
+	}
+}
+
+/* ---- states ------------------------------------------------------------ */
+
+/* Derives the fast path's state bytes from `enabled` and the trigger. */
+static void publish_states(void)
+{
+	unsigned i;
+	uint32_t stop_sub = trig_stop == REEF_EVENT_NONE ? 256 : (trig_stop >> 8) & 255u;
+	for (i = 0; i < 256; i++) {
+		uint8_t v = REEF__OFF;
+		if (reef__st.enabled[i] && !reef__st.stop) {
+			switch (trig_state) {
+			case TRIG_NONE: v = REEF__ON; break;
+			case TRIG_ARMED: v = REEF__ASK; break;
+			case TRIG_RUNNING: v = i == stop_sub ? REEF__ASK : REEF__ON; break;
+			default: v = REEF__OFF; break;
+			}
+		}
+		__atomic_store_n(&reef__shared.state[i], v, __ATOMIC_RELAXED);
+	}
+}
+
+void reef_register_schema(const struct reef_schema *schema)
+{
+	unsigned i;
+	if (reef__st.schema) {
+		if (reef__st.schema->hash != schema->hash)
+			warn("a second, different schema is ignored: ", schema->name);
+		return;
+	}
+	reef__st.schema = schema;
+	/* ASK: the first event initialises the library. */
+	for (i = 0; i < schema->num_subsystems && i < 256; i++)
+		__atomic_store_n(&reef__shared.state[i], REEF__ASK, __ATOMIC_RELAXED);
+}
+
+/* ---- initialisation ---------------------------------------------------- */
+
+static void make_uuid(void)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, reef__st.uuid, 16) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got != 16) {
+		uint64_t a = reef__clock_slow() ^ ((uint64_t)getpid() << 32), i;
+		for (i = 0; i < 16; i++) {
+			a = a * 6364136223846793005ull + 1442695040888963407ull;
+			reef__st.uuid[i] = (uint8_t)(a >> 56);
+		}
+	}
+	reef__st.uuid[6] = (uint8_t)((reef__st.uuid[6] & 0x0f) | 0x40);
+	reef__st.uuid[8] = (uint8_t)((reef__st.uuid[8] & 0x3f) | 0x80);
+	{
+		const uint8_t *u = reef__st.uuid;
+		snprintf(reef__st.uuid_str, sizeof(reef__st.uuid_str),
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+			 u[12], u[13], u[14], u[15]);
+	}
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[4096];
+	char *p;
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0777) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	if (mkdir(tmp, 0777) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* A previous trace in the same directory would mix with this one. */
+static void remove_old_trace(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4352];
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, "metadata") || !strncmp(e->d_name, "stream_", 7)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
+static void at_exit(void);
+static void thread_exit(void *arg);
+static void after_fork_child(void);
+
+static void do_init(void)
+{
+	struct reef_config cfg;
+	const char *env;
+	sigset_t all, old;
+
+	if (init_cfg)
+		cfg = *init_cfg;
+	else
+		reef_config_default(&cfg);
+	if (!cfg.buffer_size)
+		cfg.buffer_size = 1u << 20;
+	if (!cfg.packet_size)
+		cfg.packet_size = 64u << 10;
+
+	if ((env = getenv("REEF_OUTPUT")) && *env)
+		cfg.output_dir = env;
+	if ((env = getenv("REEF_MODE")) && *env) {
+		if (!strcmp(env, "discard"))
+			cfg.mode = REEF_MODE_DISCARD;
+		else if (!strcmp(env, "overwrite"))
+			cfg.mode = REEF_MODE_OVERWRITE;
+		else if (!strcmp(env, "block"))
+			cfg.mode = REEF_MODE_BLOCK;
+		else
+			warn("REEF_MODE must be discard, overwrite or block; ignored: ", env);
+	}
+	if ((env = getenv("REEF_BUFFER_SIZE")) && *env)
+		cfg.buffer_size = parse_size(env, cfg.buffer_size);
+	if ((env = getenv("REEF_PACKET_SIZE")) && *env)
+		cfg.packet_size = parse_size(env, cfg.packet_size);
+	if ((env = getenv("REEF_CLOCK")) && *env) {
+		if (!strcmp(env, "tsc"))
+			cfg.clock = REEF_CLOCK_TSC;
+		else if (!strcmp(env, "monotonic"))
+			cfg.clock = REEF_CLOCK_MONOTONIC;
+		else
+			cfg.clock = REEF_CLOCK_AUTO;
+	}
+	if (cfg.packet_size < 4096)
+		cfg.packet_size = 4096;
+	if (cfg.packet_size > (1u << 30))
+		cfg.packet_size = 1u << 30;
+	if (cfg.buffer_size < 2 * cfg.packet_size)
+		cfg.buffer_size = 2 * cfg.packet_size;
+
+	reef__st.pid = (int)getpid();
+#ifdef __GLIBC__
+	snprintf(reef__st.procname, sizeof(reef__st.procname), "%s", program_invocation_short_name);
+#else
+	snprintf(reef__st.procname, sizeof(reef__st.procname), "unknown");
+#endif
+	if (gethostname(reef__st.hostname, sizeof(reef__st.hostname) - 1))
+		snprintf(reef__st.hostname, sizeof(reef__st.hostname), "unknown");
+	if (cfg.output_dir)
+		snprintf(reef__st.dir, sizeof(reef__st.dir), "%s", cfg.output_dir);
+	else
+		snprintf(reef__st.dir, sizeof(reef__st.dir), "reef-trace-%s-%d", reef__st.procname,
+			 reef__st.pid);
+	cfg.output_dir = reef__st.dir;
+	reef__st.cfg = cfg;
+
+	memset(reef__st.enabled, 1, sizeof(reef__st.enabled));
+	if (cfg.subsystems)
+		apply_subsystems(cfg.subsystems);
+	if ((env = getenv("REEF_SUBSYSTEMS")) && *env)
+		apply_subsystems(env);
+
+	make_uuid();
+	reef__clock_init(cfg.clock);
+
+	if (mkdir_p(reef__st.dir)) {
+		warn("cannot create the trace directory; not tracing: ", reef__st.dir);
+		init_result = -1;
+		reef__st.stop = 1;
+		publish_states();
+		return;
+	}
+	remove_old_trace(reef__st.dir);
+	if (reef__write_metadata()) {
+		init_result = -1;
+		reef__st.stop = 1;
+		publish_states();
+		return;
+	}
+	if (pipe2(reef__st.wake_pipe, O_CLOEXEC | O_NONBLOCK))
+		reef__st.wake_pipe[0] = reef__st.wake_pipe[1] = -1;
+	pthread_key_create(&exit_key, thread_exit);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atexit(at_exit);
+
+	/* The consumer takes no signals: the program's handlers run on its
+	 * own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&reef__st.consumer, NULL, reef__consumer_main, NULL))
+		warn("cannot start the consumer thread; packets are written at flush and exit", NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	__atomic_store_n(&reef__st.initialised, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&control_lock);
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+int reef_init(const struct reef_config *cfg)
+{
+	int was = __atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE);
+	if (was)
+		return -1;
+	init_cfg = cfg;
+	pthread_once(&init_once, do_init);
+	init_cfg = NULL;
+	return init_result;
+}
+
+static void ensure_init(void)
+{
+	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE))
+		pthread_once(&init_once, do_init);
+}
+
+const char *reef_trace_dir(void)
+{
+	return __atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE) ? reef__st.dir : NULL;
+}
+
+/* ---- control ----------------------------------------------------------- */
+
+void reef_enable(unsigned subsystem)
+{
+	ensure_init();
+	pthread_mutex_lock(&control_lock);
+	reef__st.enabled[subsystem & 255u] = 1;
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+void reef_disable(unsigned subsystem)
+{
+	ensure_init();
+	pthread_mutex_lock(&control_lock);
+	reef__st.enabled[subsystem & 255u] = 0;
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+void reef_enable_all(void)
+{
+	ensure_init();
+	pthread_mutex_lock(&control_lock);
+	memset(reef__st.enabled, 1, sizeof(reef__st.enabled));
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+void reef_disable_all(void)
+{
+	ensure_init();
+	pthread_mutex_lock(&control_lock);
+	memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+void reef_control(uint32_t start_event, uint32_t stop_event)
+{
+	ensure_init();
+	pthread_mutex_lock(&control_lock);
+	trig_start = start_event;
+	trig_stop = stop_event;
+	if (start_event != REEF_EVENT_NONE)
+		__atomic_store_n(&trig_state, TRIG_ARMED, __ATOMIC_RELEASE);
+	else if (stop_event != REEF_EVENT_NONE)
+		__atomic_store_n(&trig_state, TRIG_RUNNING, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&trig_state, TRIG_NONE, __ATOMIC_RELEASE);
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+}
+
+/* An event whose subsystem is in the ASK state: initialise if needed, then
+ * apply the triggers. Lock-free: may run in a signal handler. */
+int reef__gate(uint32_t event_id)
+{
+	unsigned sub = (event_id >> 8) & 255u;
+	int ts;
+	if (REEF_UNLIKELY(reef__tls.dead))
+		return 0;
+	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE)) {
+		pthread_once(&init_once, do_init);
+	}
+	if (!reef__st.enabled[sub] || reef__st.stop)
+		return 0;
+	ts = __atomic_load_n(&trig_state, __ATOMIC_ACQUIRE);
+	if (ts == TRIG_NONE)
+		return 1;
+	if (ts == TRIG_ARMED) {
+		int expect = TRIG_ARMED;
+		if (event_id != trig_start)
+			return 0;
+		if (!__atomic_compare_exchange_n(&trig_state, &expect, TRIG_RUNNING, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return expect == TRIG_RUNNING;
+		/* Not under control_lock: a handler may be here. The derived
+		 * states depend only on trig_state and `enabled`. */
+		publish_states();
+		if (event_id == trig_stop) {
+			__atomic_store_n(&trig_state, TRIG_DONE, __ATOMIC_RELEASE);
+			publish_states();
+		}
+		return 1;
+	}
+	if (ts == TRIG_RUNNING) {
+		if (event_id == trig_stop) {
+			int expect = TRIG_RUNNING;
+			if (__atomic_compare_exchange_n(&trig_state, &expect, TRIG_DONE, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				publish_states();
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- buffers and packets ----------------------------------------------- */
+
+static uint32_t gettid_(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+static struct reef_buf *register_thread(void)
+{
+	struct reef_buf *b;
+	size_t ps = reef__st.cfg.packet_size;
+	size_t n = reef__st.cfg.buffer_size / ps;
+	void *mem = NULL;
+	if (n < 2)
+		n = 2;
+	if (n > 1u << 20)
+		n = 1u << 20;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	if (posix_memalign(&mem, 4096, n * ps) || !(b->slot_seq = calloc(n, sizeof(uint64_t)))) {
+		free(mem);
+		free(b);
+		return NULL;
+	}
+	/* Touch every page now so that the fast path takes no page fault. */
+	memset(mem, 0, n * ps);
+	b->base = mem;
+	b->npackets = (uint32_t)n;
+	b->packet_size = (uint32_t)ps;
+	b->tid = gettid_();
+	b->fd = -1;
+	b->tls = &reef__tls;
+	pthread_mutex_lock(&reef__st.registry_lock);
+	b->instance_id = reef__st.next_instance++;
+	b->next = reef__st.buffers;
+	__atomic_store_n(&reef__st.buffers, b, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&reef__st.registry_lock);
+	pthread_setspecific(exit_key, b);
+	return b;
+}
+
+static void discard_one(struct reef_buf *b)
+{
+	if (b)
+		__atomic_fetch_add(&b->discarded, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&reef__st.lost_unattributed, 1, __ATOMIC_RELAXED);
+}
+
+/* Publishes the current packet (writer side). */
+static void close_packet(struct reef_buf *b, char *pos)
+{
+	char *pkt = b->cur;
+	uint64_t bits = (uint64_t)(pos - pkt) * 8u;
+	uint32_t slot = (uint32_t)(b->head % b->npackets);
+	reef__store64(pkt + REEF_OFF_TS_END, reef__now());
+	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, bits);
+	reef__store64(pkt + REEF_OFF_PACKET_SIZE, bits);
+	reef__store64(pkt + REEF_OFF_DISCARDED, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+	__atomic_store_n(&b->slot_seq[slot], b->seq, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_RELEASE);
+	b->seq++;
+	b->cur = NULL;
+	if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
+		reef__wake_consumer();
+}
+
+static void fill_packet_header(struct reef_buf *b, char *pkt)
+{
+	char name[17] = { 0 };
+	reef__store32(pkt + REEF_OFF_MAGIC, REEF_CTF_MAGIC);
+	memcpy(pkt + REEF_OFF_UUID, reef__st.uuid, 16);
+	reef__store32(pkt + REEF_OFF_STREAM_ID, 0);
+	reef__store64(pkt + REEF_OFF_INSTANCE_ID, b->instance_id);
+	reef__store64(pkt + REEF_OFF_SEQ_NUM, b->seq);
+	reef__store32(pkt + REEF_OFF_TID, b->tid);
+	/* The name may change while the thread runs: read it per packet. */
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	memcpy(pkt + REEF_OFF_THREAD_NAME, name, 16);
+	reef__store64(pkt + REEF_OFF_TS_BEGIN, reef__now());
+}
+
+/* Takes the next slot for the writer; 0 if none is free (discard mode). */
+static int open_packet(struct reef_buf *b)
+{
+	uint64_t head = b->head;
+	uint32_t slot = (uint32_t)(head % b->npackets);
+	char *pkt = b->base + (size_t)slot * b->packet_size;
+	enum reef_mode mode = reef__st.cfg.mode;
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+		if (head - tail < b->npackets)
+			break;
+		if (mode == REEF_MODE_OVERWRITE) {
+			/* Reclaim the oldest packet; a snapshot copying it sees
+			 * slot_seq change and drops its copy. */
+			__atomic_compare_exchange_n(&b->tail, &tail, tail + 1, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (mode == REEF_MODE_BLOCK && !__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
+			struct timespec ts = { 0, 20000 };
+			reef__wake_consumer();
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		return 0;
+	}
+	__atomic_store_n(&b->slot_seq[slot], REEF_SLOT_WRITING, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	b->cur = pkt;
+	fill_packet_header(b, pkt);
+	reef__tls.pos = pkt + REEF_PACKET_HEADER_SIZE;
+	reef__tls.end = pkt + b->packet_size;
+	return 1;
+}
+
+/* Entered with reef__tls.nest already incremented by reef__reserve(). */
+char *reef__reserve_slow(size_t size)
+{
+	struct reef__tls *t = &reef__tls;
+	struct reef_buf *b = (struct reef_buf *)t->buf;
+	char *p;
+	if (t->nest != 1 || t->dead || reef__st.stop) {
+		/* Nested (a signal handler interrupted an event), or after the
+		 * thread's exit / a fork / shutdown. */
+		if (!t->dead && !reef__st.stop)
+			discard_one(b);
+		t->nest--;
+		return NULL;
+	}
+	if (!b) {
+		ensure_init();
+		b = register_thread();
+		if (!b) {
+			discard_one(NULL);
+			t->nest--;
+			return NULL;
+		}
+		t->buf = b;
+	}
+	if (size > b->packet_size - REEF_PACKET_HEADER_SIZE) {
+		discard_one(b); /* can never fit */
+		t->nest--;
+		return NULL;
+	}
+	if (b->cur && (size_t)(t->end - t->pos) < size)
+		close_packet(b, t->pos);
+	if (!b->cur) {
+		t->pos = t->end = NULL;
+		if (!open_packet(b)) {
+			discard_one(b);
+			t->nest--;
+			return NULL;
+		}
+	}
+	p = t->pos;
+	return p;
+}
+
+/* Closes the calling thread's packet if it holds anything new. */
+static void close_own_packet(void)
+{
+	struct reef__tls *t = &reef__tls;
+	struct reef_buf *b = (struct reef_buf *)t->buf;
+	if (!b || t->dead)
+		return;
+	t->nest++;
+	REEF__SIGNAL_FENCE();
+	if (t->nest == 1) {
+		if (b->cur) {
+			close_packet(b, t->pos);
+		} else if (__atomic_load_n(&b->discarded, __ATOMIC_RELAXED) != b->reported_discarded &&
+			   reef__st.cfg.mode != REEF_MODE_OVERWRITE) {
+			/* An empty packet that carries the discarded count. */
+			if (open_packet(b))
+				close_packet(b, t->pos);
+		}
+		t->pos = t->end = NULL;
+	}
+	REEF__SIGNAL_FENCE();
+	t->nest--;
+}
+
+/* ---- consumer wake-up -------------------------------------------------- */
+
+void reef__wake_consumer(void)
+{
+	if (__atomic_load_n(&reef__st.consumer_sleeping, __ATOMIC_ACQUIRE) &&
+	    reef__st.wake_pipe[1] >= 0) {
+		char c = 1;
+		/* write(2) is async-signal-safe; a full pipe means "awake soon". */
+		if (write(reef__st.wake_pipe[1], &c, 1) < 0) {
+			/* nothing to do */
+		}
+	}
+}
+
+/* ---- flush, snapshot, shutdown ----------------------------------------- */
+
+int reef_flush(void)
+{
+	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE) || reef__st.stop)
+		return 0;
+	close_own_packet();
+	return reef__drain(reef__st.cfg.mode == REEF_MODE_OVERWRITE);
+}
+
+int reef_snapshot(void)
+{
+	return reef_flush();
+}
+
+/* The current packet of a thread that is still running at shutdown:
+ * copy what it has committed and write that as its last packet. */
+static void write_live_packet(struct reef_buf *b)
+{
+	struct reef__tls *t = b->tls;
+	uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	char *pkt = b->base + (size_t)(head % b->npackets) * b->packet_size;
+	char *pos = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+	char *copy;
+	size_t len;
+	if (pos < pkt + REEF_PACKET_HEADER_SIZE || pos > pkt + b->packet_size)
+		return; /* no current packet */
+	len = (size_t)(pos - pkt);
+	copy = malloc(b->packet_size);
+	if (!copy)
+		return;
+	memcpy(copy, pkt, len);
+	if (__atomic_load_n(&b->head, __ATOMIC_ACQUIRE) == head &&
+	    reef__load64(copy + REEF_OFF_SEQ_NUM) == b->seq) {
+		reef__store64(copy + REEF_OFF_TS_END, reef__now());
+		reef__store64(copy + REEF_OFF_CONTENT_SIZE, (uint64_t)len * 8u);
+		reef__store64(copy + REEF_OFF_PACKET_SIZE, (uint64_t)len * 8u);
+		reef__store64(copy + REEF_OFF_DISCARDED,
+			      __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+		reef__write_packet(b, copy);
+	}
+	free(copy);
+}
+
+void reef_shutdown(void)
+{
+	struct reef_buf *b;
+	int i;
+	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE) || reef__st.stop)
+		return;
+	if ((int)getpid() != reef__st.pid)
+		return;
+	/* New events stop at the state test; give the ones in flight a
+	 * moment to commit. */
+	pthread_mutex_lock(&control_lock);
+	memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+	publish_states();
+	pthread_mutex_unlock(&control_lock);
+	for (i = 0; i < 100; i++)
+		sched_yield();
+	close_own_packet();
+	reef__drain(reef__st.cfg.mode == REEF_MODE_OVERWRITE);
+
+	pthread_mutex_lock(&reef__st.drain_lock);
+	pthread_mutex_lock(&reef__st.registry_lock);
+	__atomic_store_n(&reef__st.stop, 1, __ATOMIC_RELEASE);
+	for (b = reef__st.buffers; b; b = b->next) {
+		if (!b->retired && b->tls && b->tls != &reef__tls)
+			write_live_packet(b);
+	}
+	pthread_mutex_unlock(&reef__st.registry_lock);
+	pthread_mutex_unlock(&reef__st.drain_lock);
+
+	reef__clock_refine();
+	reef__write_metadata();
+	reef__wake_consumer();
+}
+
+static void at_exit(void)
+{
+	reef_shutdown();
+}
+
+/* pthread key destructor: the thread is exiting. Its TLS is still valid. */
+static void thread_exit(void *arg)
+{
+	struct reef_buf *b = (struct reef_buf *)arg;
+	close_own_packet();
+	pthread_mutex_lock(&reef__st.registry_lock);
+	reef__tls.dead = 1;
+	reef__tls.pos = reef__tls.end = NULL;
+	b->tls = NULL;
+	__atomic_store_n(&b->retired, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&reef__st.registry_lock);
+	reef__wake_consumer();
+}
+
+/* The child of a fork records nothing and never touches the parent's
+ * buffers or files: its copy of them is simply abandoned. */
+static void after_fork_child(void)
+{
+	memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+	reef__st.stop = 1;
+	reef__tls.dead = 1;
+	reef__tls.pos = reef__tls.end = NULL;
+}

@@ -1,0 +1,110 @@
+/*
+ * internal.h — libreef's shared internals (not installed).
+ *
+ * Threads and buffers: each tracing thread owns one `struct reef_buf`, a
+ * ring of `npackets` fixed-size packet slots. The thread (the only writer)
+ * fills the slot at `head % npackets`, then publishes it by incrementing
+ * `head`; the consumer writes slots `tail .. head-1` and increments `tail`.
+ * `head` and `tail` live on separate cache lines. In overwrite mode nobody
+ * consumes until a snapshot, and the writer reclaims the oldest slot by
+ * advancing `tail` itself; `slot_seq` is a per-slot sequence lock that lets
+ * a snapshot detect a slot overwritten while it was being copied.
+ */
+#ifndef REEF_INTERNAL_H
+#define REEF_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "reef.h"
+
+#define REEF_HIDDEN __attribute__((visibility("hidden")))
+#define REEF_CACHELINE 64
+
+/* Packet header + context, as the generated metadata declares them. */
+#define REEF_OFF_MAGIC 0
+#define REEF_OFF_UUID 4
+#define REEF_OFF_STREAM_ID 20
+#define REEF_OFF_INSTANCE_ID 24
+#define REEF_OFF_TS_BEGIN 32
+#define REEF_OFF_TS_END 40
+#define REEF_OFF_CONTENT_SIZE 48
+#define REEF_OFF_PACKET_SIZE 56
+#define REEF_OFF_SEQ_NUM 64
+#define REEF_OFF_DISCARDED 72
+#define REEF_OFF_TID 80
+#define REEF_OFF_THREAD_NAME 84
+#define REEF_PACKET_HEADER_SIZE 100
+#define REEF_CTF_MAGIC 0xC1FC1FC1u
+
+#define REEF_SLOT_WRITING UINT64_MAX
+
+struct reef_buf {
+	/* Writer-only. */
+	char *base;
+	uint32_t npackets;
+	uint32_t packet_size;
+	char *cur;                 /* current packet slot, NULL if none */
+	uint64_t seq;              /* packet_seq_num of the next packet closed */
+	uint64_t instance_id;
+	uint32_t tid;
+	uint64_t *slot_seq;        /* per slot: seq of the packet in it */
+
+	_Alignas(REEF_CACHELINE) uint64_t head;  /* packets closed (writer) */
+	uint64_t discarded;        /* events dropped (writer, and its signals) */
+	_Alignas(REEF_CACHELINE) uint64_t tail;  /* packets consumed */
+
+	/* Registry and consumer. */
+	_Alignas(REEF_CACHELINE) struct reef__tls *tls; /* NULL once retired */
+	int retired;               /* the thread has exited */
+	int fd;                    /* stream file, -1 until opened */
+	uint64_t reported_discarded; /* events_discarded of the last packet written */
+	struct reef_buf *next;
+};
+
+struct reef_state {
+	struct reef_config cfg;
+	char dir[4096];
+	uint8_t uuid[16];
+	char uuid_str[37];
+	char hostname[256];
+	char procname[256];
+	int pid;
+	const struct reef_schema *schema;
+	uint8_t enabled[256];      /* what reef_enable/disable asked for */
+	pthread_mutex_t registry_lock;  /* guards `buffers` insertions/removals */
+	pthread_mutex_t drain_lock;     /* one drainer at a time */
+	struct reef_buf *buffers;
+	uint64_t next_instance;
+	int wake_pipe[2];
+	int consumer_sleeping;
+	int stop;                  /* finalised: no more writes */
+	int initialised;
+	pthread_t consumer;
+	uint64_t lost_unattributed; /* dropped before a buffer existed */
+};
+
+extern struct reef_state reef__st REEF_HIDDEN;
+
+/* core.c */
+void reef__wake_consumer(void) REEF_HIDDEN;
+
+/* clock.c */
+void reef__clock_init(enum reef_clock which) REEF_HIDDEN;
+void reef__clock_refine(void) REEF_HIDDEN;
+/* Fills freq, offset_s, offset (cycles) for the metadata. */
+void reef__clock_params(uint64_t *freq, int64_t *offset_s, uint64_t *offset) REEF_HIDDEN;
+const char *reef__clock_name(void) REEF_HIDDEN;
+
+/* writer.c */
+int reef__write_metadata(void) REEF_HIDDEN;
+/* Writes closed packets; `overwrite_snapshot`: copy and validate slots. */
+int reef__drain(int overwrite_snapshot) REEF_HIDDEN;
+int reef__write_packet(struct reef_buf *b, const char *pkt) REEF_HIDDEN;
+void *reef__consumer_main(void *arg) REEF_HIDDEN;
+
+static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void reef__store32(char *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline uint64_t reef__load64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * writer.c — the consumer side: metadata, packets to stream files, the
+ * consumer thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Appends `s` to `out` escaped for a TSDL string literal. */
+static void append_escaped(char **out, size_t *len, size_t *cap, const char *s);
+
+static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = (*cap ? *cap * 2 : 8192) + n;
+		char *o = realloc(*out, c);
+		if (!o)
+			return -1;
+		*out = o;
+		*cap = c;
+	}
+	memcpy(*out + *len, s, n);
+	*len += n;
+	(*out)[*len] = 0;
+	return 0;
+}
+
+static void append_escaped(char **out, size_t *len, size_t *cap, const char *s)
+{
+	for (; *s; s++) {
+		char c = *s;
+		if (c == '"' || c == '\\')
+			append(out, len, cap, "\\", 1);
+		if ((unsigned char)c < 0x20)
+			c = ' ';
+		append(out, len, cap, &c, 1);
+	}
+}
+
+/* Replaces the template's @NAME@ placeholders (see reef-gen's tsdl.rs). */
+static void expand_line(char **out, size_t *len, size_t *cap, const char *line)
+{
+	uint64_t freq, offset;
+	int64_t offset_s;
+	char num[64];
+	reef__clock_params(&freq, &offset_s, &offset);
+	while (*line) {
+		const char *at = strchr(line, '@');
+		const char *close = at ? strchr(at + 1, '@') : NULL;
+		size_t n;
+		if (!at || !close) {
+			append(out, len, cap, line, strlen(line));
+			return;
+		}
+		append(out, len, cap, line, (size_t)(at - line));
+		n = (size_t)(close - at + 1);
+		if (n == 6 && !strncmp(at, "@UUID@", n)) {
+			append(out, len, cap, reef__st.uuid_str, strlen(reef__st.uuid_str));
+		} else if (n == 10 && !strncmp(at, "@HOSTNAME@", n)) {
+			append_escaped(out, len, cap, reef__st.hostname);
+		} else if (n == 10 && !strncmp(at, "@PROCNAME@", n)) {
+			append_escaped(out, len, cap, reef__st.procname);
+		} else if (n == 5 && !strncmp(at, "@PID@", n)) {
+			snprintf(num, sizeof(num), "%d", reef__st.pid);
+			append(out, len, cap, num, strlen(num));
+		} else if (n == 14 && !strncmp(at, "@CLOCK_SOURCE@", n)) {
+			append_escaped(out, len, cap, reef__clock_name());
+		} else if (n == 12 && !strncmp(at, "@CLOCK_FREQ@", n)) {
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)freq);
+			append(out, len, cap, num, strlen(num));
+		} else if (n == 16 && !strncmp(at, "@CLOCK_OFFSET_S@", n)) {
+			snprintf(num, sizeof(num), "%lld", (long long)offset_s);
+			append(out, len, cap, num, strlen(num));
+		} else if (n == 14 && !strncmp(at, "@CLOCK_OFFSET@", n)) {
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
+			append(out, len, cap, num, strlen(num));
+		} else {
+			/* Not a placeholder: keep the first '@' and go on. */
+			append(out, len, cap, at, 1);
+			line = at + 1;
+			continue;
+		}
+		line = close + 1;
+	}
+}
+
+int reef__write_metadata(void)
+{
+	const struct reef_schema *s = reef__st.schema;
+	char *text = NULL, path[4200], tmp[4210];
+	size_t len = 0, cap = 0;
+	const char *const *l;
+	int fd, rc;
+	if (!s)
+		return -1;
+	for (l = s->metadata; *l; l++) {
+		expand_line(&text, &len, &cap, *l);
+		append(&text, &len, &cap, "\n", 1);
+	}
+	if (!text)
+		return -1;
+	snprintf(path, sizeof(path), "%s/metadata", reef__st.dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", reef__st.dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		free(text);
+		return -1;
+	}
+	rc = write_all(fd, text, len);
+	close(fd);
+	free(text);
+	if (rc || rename(tmp, path))
+		return -1;
+	return 0;
+}
+
+int reef__write_packet(struct reef_buf *b, const char *pkt)
+{
+	uint64_t bits = reef__load64(pkt + REEF_OFF_CONTENT_SIZE);
+	size_t n = (size_t)(bits / 8u);
+	if (n < REEF_PACKET_HEADER_SIZE || n > b->packet_size)
+		return -1;
+	if (b->fd < 0) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/stream_%llu", reef__st.dir,
+			 (unsigned long long)b->instance_id);
+		b->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (b->fd < 0)
+			return -1;
+	}
+	b->reported_discarded = reef__load64(pkt + REEF_OFF_DISCARDED);
+	return write_all(b->fd, pkt, n);
+}
+
+/* One buffer: write its closed packets. */
+static int drain_buf(struct reef_buf *b, int snapshot, char *scratch)
+{
+	int rc = 0;
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+		uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+		uint32_t slot;
+		const char *pkt;
+		if (tail >= head)
+			return rc;
+		slot = (uint32_t)(tail % b->npackets);
+		pkt = b->base + (size_t)slot * b->packet_size;
+		if (!snapshot) {
+			if (reef__write_packet(b, pkt))
+				rc = -1;
+			__atomic_store_n(&b->tail, tail + 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		/* Overwrite mode: the writer may reuse the slot while we copy. */
+		{
+			uint64_t seq1 = __atomic_load_n(&b->slot_seq[slot], __ATOMIC_ACQUIRE), seq2;
+			uint64_t bits;
+			if (seq1 != tail)
+				continue; /* reclaimed: tail has moved on */
+			bits = reef__load64(pkt + REEF_OFF_CONTENT_SIZE);
+			if (bits / 8u > b->packet_size)
+				continue;
+			memcpy(scratch, pkt, (size_t)(bits / 8u));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			seq2 = __atomic_load_n(&b->slot_seq[slot], __ATOMIC_ACQUIRE);
+			if (seq2 == seq1 && reef__write_packet(b, scratch))
+				rc = -1;
+			__atomic_compare_exchange_n(&b->tail, &tail, tail + 1, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+		}
+	}
+}
+
+int reef__drain(int snapshot)
+{
+	struct reef_buf **link, *b;
+	char *scratch = NULL;
+	int rc = 0;
+	pthread_mutex_lock(&reef__st.drain_lock);
+	if (__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&reef__st.drain_lock);
+		return 0;
+	}
+	if (snapshot)
+		scratch = malloc(reef__st.cfg.packet_size);
+	link = &reef__st.buffers;
+	while ((b = __atomic_load_n(link, __ATOMIC_ACQUIRE))) {
+		if (drain_buf(b, snapshot && scratch, scratch))
+			rc = -1;
+		if (__atomic_load_n(&b->retired, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) ==
+			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) {
+			/* The thread is gone and everything is written. */
+			pthread_mutex_lock(&reef__st.registry_lock);
+			*link = b->next;
+			pthread_mutex_unlock(&reef__st.registry_lock);
+			if (b->fd >= 0)
+				close(b->fd);
+			free(b->base);
+			free(b->slot_seq);
+			free(b);
+			continue;
+		}
+		link = &b->next;
+	}
+	free(scratch);
+	pthread_mutex_unlock(&reef__st.drain_lock);
+	return rc;
+}
+
+static int pending(void)
+{
+	struct reef_buf *b;
+	for (b = __atomic_load_n(&reef__st.buffers, __ATOMIC_ACQUIRE); b; b = b->next)
+		if (__atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&b->retired, __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
+void *reef__consumer_main(void *arg)
+{
+	(void)arg;
+	reef__tls.dead = 1; /* this thread never records */
+	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
+	while (!__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd;
+		char drainbuf[64];
+		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
+			reef__drain(0);
+		__atomic_store_n(&reef__st.consumer_sleeping, 1, __ATOMIC_SEQ_CST);
+		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE && pending()) {
+			__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		pfd.fd = reef__st.wake_pipe[0];
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		poll(&pfd, pfd.fd >= 0 ? 1 : 0, 50);
+		__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
+		if (pfd.fd >= 0)
+			while (read(pfd.fd, drainbuf, sizeof(drainbuf)) > 0) {
+			}
+	}
+	return NULL;
+}
