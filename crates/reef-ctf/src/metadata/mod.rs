@@ -1,6 +1,32 @@
 //! TSDL (CTF 1.8 metadata) lexing, parsing and resolution into [`crate::model`].
+//!
+//! - `packetized`: unpacking of packetized metadata;
+//! - `lexer`: tokens;
+//! - `parser`: declarations, type names and lexical scopes, evaluated while
+//!   parsing into declared types (`types`);
+//! - `resolve`: trace/stream/event/clock/env blocks and the instantiation
+//!   of declared types in their dynamic scopes.
+//!
+//! Relative field paths (sequence lengths, variant tags) are resolved in
+//! the lexical scope where they are written, as CTF 1.8 specifies: the
+//! innermost enclosing structure that declares the first path element
+//! *before* the referring field wins. Absolute paths
+//! (`trace.packet.header.x`, `stream.packet.context.x`,
+//! `stream.event.header.x`, `stream.event.context.x`, `event.context.x`,
+//! `event.fields.x`) are resolved when the type is used in a scope, and must
+//! point at a field decoded before the referring one. In a [`FieldRef`]
+//! path, array and sequence elements are not steps: a reference from inside
+//! an array element designates a field of the element being decoded.
+//!
+//! [`FieldRef`]: crate::model::FieldRef
 
-use crate::model::Metadata;
+mod lexer;
+mod packetized;
+mod parser;
+mod resolve;
+mod types;
+
+use crate::model::{ByteOrder, Metadata};
 
 /// A metadata error: where (1-based line and column in the TSDL text; 0:0
 /// when it concerns the packetized container) and what was expected.
@@ -15,12 +41,96 @@ pub struct MetadataError {
 /// Returns the TSDL text of a metadata file, unpacking packetized metadata
 /// (magic 0x75D11D57, either byte order) when needed.
 pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
-    let _ = bytes;
-    todo!("metadata_text")
+    let packet_le = packetized::detect(bytes);
+    let raw: Vec<u8> = match packet_le {
+        Some(le) => packetized::unpack(bytes, le)?,
+        None => bytes.to_vec(),
+    };
+    if let Some(p) = raw.iter().position(|&b| b == 0) {
+        let before = &raw[..p];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        return Err(MetadataError {
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            column: u32::try_from(column).unwrap_or(u32::MAX),
+            message: "metadata contains a NUL character".into(),
+        });
+    }
+    let text = match String::from_utf8(raw) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    // Packetized metadata is written in the trace's byte order.
+    if let Some(le) = packet_le {
+        if let Ok(toks) = lexer::tokenize(&text) {
+            if let Some((bo, line, column)) = parser::trace_byte_order(&toks) {
+                if (bo == ByteOrder::Little) != le {
+                    let (t, p) = if le {
+                        ("big", "little")
+                    } else {
+                        ("little", "big")
+                    };
+                    return Err(MetadataError {
+                        line,
+                        column,
+                        message: format!(
+                            "trace byte order is {t}-endian but the metadata packets are {p}-endian"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// Checks the version in a `/* CTF x.y` header comment, when present.
+fn check_header_version(text: &str) -> Result<(), MetadataError> {
+    let Some(rest) = text.strip_prefix("/* CTF ") else {
+        return Ok(());
+    };
+    let digits = |s: &str| -> usize { s.bytes().take_while(u8::is_ascii_digit).count() };
+    let nmaj = digits(rest);
+    if nmaj == 0 || rest.as_bytes().get(nmaj) != Some(&b'.') {
+        return Ok(());
+    }
+    let after = &rest[nmaj + 1..];
+    let nmin = digits(after);
+    if nmin == 0 {
+        return Ok(());
+    }
+    let major = rest[..nmaj].parse::<u64>().ok();
+    let minor = after[..nmin].parse::<u64>().ok();
+    if major != Some(1) || minor != Some(8) {
+        return Err(MetadataError {
+            line: 1,
+            column: 8,
+            message: format!(
+                "unsupported CTF version {}.{} in metadata header (expected 1.8)",
+                &rest[..nmaj],
+                &after[..nmin]
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Parses TSDL text into a resolved, validated [`Metadata`].
 pub fn parse_metadata(text: &str) -> Result<Metadata, MetadataError> {
-    let _ = text;
-    todo!("parse_metadata")
+    check_header_version(text)?;
+    let toks = lexer::tokenize(text)?;
+    let eof = toks.last().map_or((1, 1), |t| (t.line, t.col));
+    let mut p = parser::Parser::new(toks);
+    p.parse_file()?;
+    resolve::build(&p.blocks, &p.clock_maps, eof)
 }
+
+#[cfg(test)]
+mod tests;

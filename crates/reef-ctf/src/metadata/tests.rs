@@ -1,0 +1,1 @@
+//! Focused, data-driven tests of the TSDL parser.
