@@ -28,7 +28,7 @@ fn golden_index() {
             failures.push(e);
             continue;
         }
-        let expected = std::fs::read(root.join("golden").join(golden)).expect("golden file");
+        let expected = std::fs::read(root.join(golden)).expect("golden file");
         let ok_exit = out.status.success();
         if trace == "succeed/meta-ctx-sequence" {
             // babeltrace2 2.0.4 aborts on this trace (a known bug); a

@@ -300,11 +300,13 @@ pub fn decode(
         Node::Array {
             length,
             elem,
+            align,
             text,
             elem_min_bits,
             uuid,
             ..
         } => {
+            cur.align_need(align, 0)?;
             if uuid && length == 16 {
                 let start = cur.pos;
                 decode_elements(plan, elem, length, elem_min_bits, text, cur, st, out)?;
@@ -321,6 +323,7 @@ pub fn decode(
         Node::Sequence {
             len_slot,
             elem,
+            align,
             text,
             elem_min_bits,
             ..
@@ -331,6 +334,7 @@ pub fn decode(
             }
             let len = len as u64;
             out.push(Value::Len(len));
+            cur.align_need(align, 0)?;
             decode_elements(plan, elem, len, elem_min_bits, text, cur, st, out)?;
         }
     }

@@ -84,6 +84,8 @@ pub enum Node {
     Array {
         length: u64,
         elem: u32,
+        /// The element's alignment: applied even when the array is empty.
+        align: u32,
         /// An array of byte-aligned 8-bit encoded integers: shown as a string.
         text: bool,
         /// Smallest size an element can have, in bits (0 for empty structs).
@@ -95,6 +97,7 @@ pub enum Node {
     Sequence {
         len_slot: u32,
         elem: u32,
+        align: u32,
         text: bool,
         elem_min_bits: u64,
         visible: bool,
@@ -415,6 +418,7 @@ impl Compiler<'_, '_> {
                 self.push(Node::Array {
                     length: a.length,
                     elem,
+                    align: a.element.align(),
                     text,
                     elem_min_bits: min_bits(&a.element),
                     uuid,
@@ -436,6 +440,7 @@ impl Compiler<'_, '_> {
                 self.push(Node::Sequence {
                     len_slot,
                     elem,
+                    align: s.element.align(),
                     text: is_text(&s.element),
                     elem_min_bits: min_bits(&s.element),
                     visible: self.plan.nodes[elem as usize].visible(),

@@ -401,13 +401,9 @@ pub fn read_packet(
             )));
         }
     }
-    if let (Some(u), Some(want)) = (s.ph_state.uuid, class.meta.uuid) {
-        if u != want {
-            return Err(err_at(
-                "packet header's trace UUID differs from the metadata's".into(),
-            ));
-        }
-    }
+    // babeltrace2 does not compare the packet header's UUID with the
+    // metadata's (Babeltrace's own intersection traces differ), so neither
+    // does reef.
     let stream = stream_of_packet(class, s.ph_state).map_err(err_at)?;
     let sp = &class.streams[stream];
 

@@ -54,7 +54,8 @@ pub struct TraceClass {
 }
 
 impl TraceClass {
-    pub fn new(meta: Metadata) -> Result<TraceClass, String> {
+    pub fn new(mut meta: Metadata) -> Result<TraceClass, String> {
+        auto_map_clocks(&mut meta)?;
         let ph_roots = ScopeRoots {
             packet_header: meta.packet_header.as_ref(),
             packet_context: None,
@@ -115,11 +116,8 @@ impl TraceClass {
                     payload,
                 });
             }
-            let clock = [&sc.event_header, &sc.packet_context]
-                .into_iter()
-                .flatten()
-                .find_map(first_clock)
-                .and_then(|name| meta.clocks.iter().position(|c| c.name == name));
+            let clock =
+                first_clock_of(sc).and_then(|name| meta.clocks.iter().position(|c| c.name == name));
             streams.push(StreamPlans {
                 class: si,
                 refs,
@@ -145,6 +143,92 @@ impl TraceClass {
         self.streams
             .iter()
             .position(|s| self.meta.streams[s.class].id == id)
+    }
+}
+
+/// babeltrace2 maps an unmapped event header `timestamp` or packet context
+/// `timestamp_begin`/`timestamp_end` integer to the trace's only clock, or
+/// to an implicit 1 GHz clock when there is none.
+fn auto_map_clocks(meta: &mut Metadata) -> Result<(), String> {
+    let needs = |sc: &StreamClass| {
+        let named = |fc: &Option<FieldClass>, names: &[&str]| {
+            fc.as_ref().is_some_and(|f| has_unmapped_int(f, names))
+        };
+        first_clock_of(sc).is_none()
+            && (named(&sc.event_header, &["timestamp"])
+                || named(&sc.packet_context, &["timestamp_begin", "timestamp_end"]))
+    };
+    if !meta.streams.iter().any(needs) {
+        return Ok(());
+    }
+    let name = match meta.clocks.len() {
+        0 => {
+            meta.clocks.push(ClockClass {
+                name: "default".into(),
+                ..Default::default()
+            });
+            "default".to_string()
+        }
+        1 => meta.clocks[0].name.clone(),
+        _ => {
+            return Err(
+                "a timestamp field is mapped to no clock and the trace has several clocks".into(),
+            )
+        }
+    };
+    for sc in &mut meta.streams {
+        if !needs(sc) {
+            continue;
+        }
+        for fc in [&mut sc.event_header, &mut sc.packet_context].into_iter().flatten() {
+            map_named(fc, &name, &["timestamp", "timestamp_begin", "timestamp_end"]);
+        }
+    }
+    Ok(())
+}
+
+fn first_clock_of(sc: &StreamClass) -> Option<&str> {
+    [&sc.event_header, &sc.packet_context]
+        .into_iter()
+        .flatten()
+        .find_map(first_clock)
+}
+
+fn int_of(fc: &FieldClass) -> Option<&IntegerClass> {
+    match fc {
+        FieldClass::Integer(i) => Some(i),
+        FieldClass::Enum(e) => Some(&e.container),
+        _ => None,
+    }
+}
+
+fn has_unmapped_int(fc: &FieldClass, names: &[&str]) -> bool {
+    match fc {
+        FieldClass::Struct(s) => s.members.iter().any(|m| {
+            let n = m.name.strip_prefix('_').unwrap_or(&m.name);
+            (names.contains(&n) && int_of(&m.class).is_some_and(|i| i.mapped_clock.is_none()))
+                || has_unmapped_int(&m.class, names)
+        }),
+        FieldClass::Variant(v) => v.options.iter().any(|o| has_unmapped_int(&o.class, names)),
+        _ => false,
+    }
+}
+
+fn map_named(fc: &mut FieldClass, clock: &str, names: &[&str]) {
+    match fc {
+        FieldClass::Struct(s) => {
+            for m in &mut s.members {
+                let n = m.name.strip_prefix('_').unwrap_or(&m.name).to_string();
+                match &mut m.class {
+                    FieldClass::Integer(i) if names.contains(&n.as_str()) => {
+                        i.mapped_clock.get_or_insert_with(|| clock.to_string());
+                    }
+                    other => map_named(other, clock, names),
+                }
+            }
+        }
+        FieldClass::Variant(v) => v.options.iter_mut().for_each(|o| map_named(&mut o.class, clock, names)),
+        _ => {}
     }
 }
 
