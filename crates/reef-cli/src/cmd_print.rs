@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use reef_ctf::{EnvValue, Item, Trace};
+use reef_ctf::{EnvValue, Item, Trace, TraceClass};
 use reef_iter::{find_traces, Muxer};
 use reef_print::{ClockOptions, Fields, Names, Options, Pretty, TraceLabel};
 
@@ -143,23 +143,56 @@ pub fn trace_label(trace: &Trace, input: &Path) -> TraceLabel {
     TraceLabel { name }
 }
 
-/// Finds and opens the traces under `paths`, with their labels.
+/// Finds and opens the traces under `paths`, with their labels. Trace
+/// directories that share a trace UUID are merged into one trace, named by
+/// its hostname alone, as babeltrace2 does.
 pub fn open_all(paths: &[PathBuf]) -> anyhow::Result<(Vec<Arc<Trace>>, Vec<TraceLabel>)> {
-    let mut traces = Vec::new();
-    let mut labels = Vec::new();
+    struct Found {
+        class: TraceClass,
+        dirs: Vec<PathBuf>,
+        input: PathBuf,
+    }
+    let mut found: Vec<Found> = Vec::new();
     for input in paths {
-        let found = find_traces(std::slice::from_ref(input))?;
-        if found.is_empty() {
+        let dirs = find_traces(std::slice::from_ref(input))?;
+        if dirs.is_empty() {
             bail!(
                 "no CTF trace (a directory holding a `metadata` file) found under {}",
                 input.display()
             );
         }
-        for dir in found {
-            let t = Arc::new(Trace::open(&dir)?);
-            labels.push(trace_label(&t, input));
-            traces.push(t);
+        for dir in dirs {
+            let class = TraceClass::load(&dir)?;
+            let same = class
+                .meta
+                .uuid
+                .and_then(|u| found.iter_mut().find(|f| f.class.meta.uuid == Some(u)));
+            match same {
+                Some(f) => f.dirs.push(dir),
+                None => found.push(Found {
+                    class,
+                    dirs: vec![dir],
+                    input: input.clone(),
+                }),
+            }
         }
+    }
+    let mut traces = Vec::new();
+    let mut labels = Vec::new();
+    for f in found {
+        let merged = f.dirs.len() > 1;
+        let t = Arc::new(Trace::from_class(f.class, &f.dirs)?);
+        labels.push(if merged {
+            TraceLabel {
+                name: match t.meta().env_get("hostname") {
+                    Some(EnvValue::Str(s)) => s.clone(),
+                    _ => String::new(),
+                },
+            }
+        } else {
+            trace_label(&t, &f.input)
+        });
+        traces.push(t);
     }
     Ok((traces, labels))
 }

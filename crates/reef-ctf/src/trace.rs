@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::decode::{decode_scope, Cursor, State};
+use crate::decode::State;
+use crate::stream::{read_packet, PacketScratch};
 use crate::metadata::{metadata_text, parse_metadata};
 use crate::model::*;
 use crate::plan::{collect_refs, compile, Meaning, Plan, ScopeRoots};
@@ -269,104 +270,124 @@ pub struct StreamSource {
 /// An opened trace: metadata compiled, stream files mapped and grouped.
 #[derive(Debug)]
 pub struct Trace {
+    /// The (first) trace directory.
     pub path: PathBuf,
+    /// Every directory whose streams make up this trace: several when
+    /// directories sharing a trace UUID were merged (LTTng session rotation
+    /// chunks), as babeltrace2 does.
+    pub dirs: Vec<PathBuf>,
     pub class: TraceClass,
     pub sources: Vec<StreamSource>,
 }
 
-/// What the first packet of a stream file says about it.
-struct FirstPacket {
+impl TraceClass {
+    /// Reads, parses and compiles the metadata of the trace in `dir`.
+    pub fn load(dir: &Path) -> Result<TraceClass, Error> {
+        let mpath = dir.join("metadata");
+        let bytes = std::fs::read(&mpath).map_err(|e| Error::io(&mpath, e))?;
+        let merr = |e| Error::Metadata {
+            path: mpath.clone(),
+            err: e,
+        };
+        let text = metadata_text(&bytes).map_err(merr)?;
+        let meta = parse_metadata(&text).map_err(merr)?;
+        TraceClass::new(meta).map_err(|msg| Error::Stream {
+            path: mpath.clone(),
+            offset: 0,
+            msg,
+        })
+    }
+}
+
+/// What the packets of a stream file say about it.
+struct FileScan {
     stream: usize,
     instance_id: Option<u64>,
+    /// The first packet's beginning time.
     ts_begin: Option<u64>,
 }
 
 impl Trace {
     /// Opens the trace in directory `dir` (which holds a `metadata` file).
     pub fn open(dir: &Path) -> Result<Trace, Error> {
-        let mpath = dir.join("metadata");
-        let bytes = std::fs::read(&mpath).map_err(|e| Error::io(&mpath, e))?;
-        let text = metadata_text(&bytes).map_err(|e| Error::Metadata {
-            path: mpath.clone(),
-            err: e,
-        })?;
-        let meta = parse_metadata(&text).map_err(|e| Error::Metadata {
-            path: mpath.clone(),
-            err: e,
-        })?;
-        let class = TraceClass::new(meta).map_err(|msg| Error::Stream {
-            path: mpath.clone(),
-            offset: 0,
-            msg,
-        })?;
-        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io(dir, e))?
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                n != "metadata" && !n.starts_with('.') && e.file_type().is_ok_and(|t| t.is_file())
-            })
-            .map(|e| e.path())
-            .collect();
-        names.sort();
-        let mut groups: Vec<StreamSource> = Vec::new();
-        let mut keyed: HashMap<(usize, u64), usize> = HashMap::new();
-        let mut pending: Vec<(Arc<StreamFile>, FirstPacket)> = Vec::new();
-        for p in names {
-            let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
-            let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
-            if len == 0 {
-                continue;
-            }
-            // SAFETY: the file is mapped read-only; a trace file being
-            // truncated while we read it is the one hazard, as for every
-            // mmap-based reader.
-            let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
-            let sf = Arc::new(StreamFile { path: p, map });
-            let first = first_packet(&class, &sf)?;
-            pending.push((sf, first));
-        }
-        for (sf, first) in pending {
-            match first.instance_id {
-                Some(iid) => {
-                    if let Some(&g) = keyed.get(&(first.stream, iid)) {
-                        groups[g].files.push(sf);
-                    } else {
-                        keyed.insert((first.stream, iid), groups.len());
-                        groups.push(StreamSource {
-                            stream: first.stream,
-                            instance_id: Some(iid),
-                            files: vec![sf],
-                        });
-                    }
+        Trace::from_class(TraceClass::load(dir)?, &[dir.to_path_buf()])
+    }
+
+    /// Builds a trace from compiled metadata and the stream files of `dirs`.
+    ///
+    /// Like babeltrace2, every packet header and context of every file is
+    /// read and validated here, before any event: a trace whose packet
+    /// framing is broken fails to open rather than failing half-way.
+    pub fn from_class(class: TraceClass, dirs: &[PathBuf]) -> Result<Trace, Error> {
+        let mut scanned: Vec<(Arc<StreamFile>, FileScan)> = Vec::new();
+        for dir in dirs {
+            let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map_err(|e| Error::io(dir, e))?
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n != "metadata"
+                        && !n.starts_with('.')
+                        && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())
+                })
+                .map(|e| e.path())
+                .collect();
+            names.sort();
+            for p in names {
+                let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
+                let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
+                if len == 0 {
+                    continue;
                 }
-                None => groups.push(StreamSource {
-                    stream: first.stream,
-                    instance_id: None,
-                    files: vec![sf],
-                }),
+                // SAFETY: the file is mapped read-only; a trace file being
+                // truncated while we read it is the one hazard, as for every
+                // mmap-based reader.
+                let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
+                let sf = Arc::new(StreamFile { path: p, map });
+                let scan = scan_file(&class, &sf)?;
+                scanned.push((sf, scan));
             }
         }
-        let mut sources: Vec<StreamSource> = groups;
-        // Files of one stream are read in the order of their first packet's
-        // beginning time.
-        for s in &mut sources {
+        // Files of one stream class and instance id form one stream.
+        let mut sources: Vec<StreamSource> = Vec::new();
+        let mut firsts: Vec<Vec<Option<u64>>> = Vec::new();
+        let mut keyed: HashMap<(usize, u64), usize> = HashMap::new();
+        for (sf, scan) in scanned {
+            let existing = scan
+                .instance_id
+                .and_then(|iid| keyed.get(&(scan.stream, iid)).copied());
+            match existing {
+                Some(g) => {
+                    sources[g].files.push(sf);
+                    firsts[g].push(scan.ts_begin);
+                }
+                None => {
+                    if let Some(iid) = scan.instance_id {
+                        keyed.insert((scan.stream, iid), sources.len());
+                    }
+                    sources.push(StreamSource {
+                        stream: scan.stream,
+                        instance_id: scan.instance_id,
+                        files: vec![sf],
+                    });
+                    firsts.push(vec![scan.ts_begin]);
+                }
+            }
+        }
+        // A stream's files are read in the order of their first packet's
+        // beginning time (stable: ties keep path order).
+        for (s, f) in sources.iter_mut().zip(firsts) {
             if s.files.len() > 1 {
-                let mut keyed: Vec<(Option<u64>, Arc<StreamFile>)> = s
-                    .files
-                    .drain(..)
-                    .map(|f| {
-                        let t = first_packet(&class, &f).ok().and_then(|fp| fp.ts_begin);
-                        (t, f)
-                    })
-                    .collect();
-                keyed.sort_by_key(|k| k.0);
-                s.files = keyed.into_iter().map(|k| k.1).collect();
+                let mut order: Vec<(Option<u64>, Arc<StreamFile>)> =
+                    f.into_iter().zip(s.files.drain(..)).collect();
+                order.sort_by_key(|k| k.0);
+                s.files = order.into_iter().map(|k| k.1).collect();
             }
         }
         Ok(Trace {
-            path: dir.to_path_buf(),
+            path: dirs.first().cloned().unwrap_or_default(),
+            dirs: dirs.to_vec(),
             class,
             sources,
         })
@@ -375,47 +396,60 @@ impl Trace {
     pub fn meta(&self) -> &Metadata {
         &self.class.meta
     }
+
+    /// babeltrace2's stream id for a stream without `stream_instance_id`:
+    /// its rank among the trace's streams (sources are in file path order).
+    pub fn stream_ordinal(&self, source: usize) -> usize {
+        source
+    }
 }
 
-/// Decodes the first packet header/context of a file to learn its stream.
-fn first_packet(class: &TraceClass, sf: &StreamFile) -> Result<FirstPacket, Error> {
-    let data = sf.data();
-    let mut st = State::new(class.packet_header_slots);
-    let mut out = Vec::new();
-    let mut cur = Cursor {
-        data,
-        base: 0,
-        pos: 0,
-        end: data.len() as u64 * 8,
-    };
-    decode_scope(&class.packet_header, &mut cur, &mut st, &mut out).map_err(|e| Error::Decode {
-        path: sf.path.clone(),
-        packet_offset: 0,
-        err: e,
-    })?;
-    let stream = stream_of_packet(class, &st).map_err(|msg| Error::Stream {
+/// Reads every packet header and context of a file: validates the framing
+/// and learns the file's stream.
+fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
+    let slots = class.streams.iter().map(|s| s.refs.len()).max().unwrap_or(0);
+    let mut st = State::new(slots);
+    let mut ph = State::new(class.packet_header_slots);
+    let (mut scratch, mut ctx) = (Vec::new(), Vec::new());
+    let mut off = 0u64;
+    let len = sf.data().len() as u64;
+    let mut first: Option<FileScan> = None;
+    while off < len {
+        let (stream, info, _) = read_packet(
+            class,
+            sf,
+            off,
+            &mut PacketScratch {
+                st: &mut st,
+                ph_state: &mut ph,
+                scratch: &mut scratch,
+                context: &mut ctx,
+            },
+        )?;
+        match &first {
+            None => {
+                first = Some(FileScan {
+                    stream,
+                    instance_id: info.stream_instance_id,
+                    ts_begin: info.ts_begin,
+                })
+            }
+            Some(f) if f.stream != stream => {
+                return Err(Error::Stream {
+                    path: sf.path.clone(),
+                    offset: off,
+                    msg: "packet belongs to another stream class than the file's first packet"
+                        .into(),
+                })
+            }
+            Some(_) => {}
+        }
+        off += info.packet_bits / 8;
+    }
+    first.ok_or_else(|| Error::Stream {
         path: sf.path.clone(),
         offset: 0,
-        msg,
-    })?;
-    let instance_id = st.meaning(Meaning::StreamInstanceId);
-    let sp = &class.streams[stream];
-    let mut st2 = State::new(sp.refs.len());
-    out.clear();
-    let mut cur = Cursor {
-        data,
-        base: 0,
-        pos: 0,
-        end: data.len() as u64 * 8,
-    };
-    let ts_begin = decode_scope(&sp.packet_header, &mut cur, &mut st2, &mut out)
-        .and_then(|_| decode_scope(&sp.packet_context, &mut cur, &mut st2, &mut out))
-        .ok()
-        .and_then(|_| st2.meaning(Meaning::TimestampBegin));
-    Ok(FirstPacket {
-        stream,
-        instance_id,
-        ts_begin,
+        msg: "stream file holds no packet".into(),
     })
 }
 
@@ -438,10 +472,3 @@ pub fn stream_of_packet(class: &TraceClass, st: &State) -> Result<usize, String>
     }
 }
 
-impl Trace {
-    /// babeltrace2's stream id for a stream without `stream_instance_id`:
-    /// its rank among the trace's streams (sources are in file path order).
-    pub fn stream_ordinal(&self, source: usize) -> usize {
-        source
-    }
-}
