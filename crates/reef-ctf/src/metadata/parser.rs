@@ -139,6 +139,11 @@ pub(crate) struct Parser {
     pub(crate) blocks: Vec<Block>,
     /// `map = clock.NAME.value` attributes seen: name and position.
     pub(crate) clock_maps: Vec<(String, u32, u32)>,
+    /// Enumeration values outside their container's range. CTF forbids
+    /// them, but LTTng writes some (`"MINUS_ONE" = -1` in unsigned
+    /// containers, ranges past 255 in 8-bit ones) and babeltrace2 reads
+    /// those traces; `parse_metadata` excuses them for LTTng tracers only.
+    pub(crate) out_of_range: Vec<MetadataError>,
 }
 
 type R<T> = Result<T, MetadataError>;
@@ -163,6 +168,7 @@ impl Parser {
             trace_bo,
             blocks: Vec::new(),
             clock_maps: Vec::new(),
+            out_of_range: Vec::new(),
         }
     }
 
@@ -1412,7 +1418,9 @@ impl Parser {
                 }
                 for v in [lo, hi] {
                     if v < min || v > max {
-                        return Err(self.err_at(
+                        // Deferred: LTTng writes such values (see
+                        // `Parser::out_of_range`).
+                        self.out_of_range.push(self.err_at(
                             vl,
                             vc,
                             format!(
@@ -1421,6 +1429,7 @@ impl Parser {
                                 if container.signed { "signed" } else { "unsigned" }
                             ),
                         ));
+                        break;
                     }
                 }
                 (lo, hi)
