@@ -200,7 +200,8 @@ pub fn open_all(paths: &[PathBuf]) -> anyhow::Result<(Vec<Arc<Trace>>, Vec<Trace
 pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let opts = options(a)?;
     let (traces, labels) = open_all(&a.paths)?;
-    let mut mux = Muxer::new(&traces);
+    let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
+    let mut mux = Muxer::with_names(&traces, &names);
     // Which label each cursor's trace has.
     let label_of: Vec<usize> = mux
         .cursors()

@@ -66,7 +66,10 @@ pub fn open_traces(paths: &[PathBuf]) -> Result<Vec<Arc<Trace>>, Error> {
 struct Key {
     /// Nanoseconds from the origin (i64::MIN when unknown).
     ns: i64,
-    /// Position of the cursor in the muxer: ties go to the earlier stream.
+    /// babeltrace2's tie-break between streams: see [`Muxer::with_names`].
+    rank: usize,
+    /// Events before discarded-events before discarded-packets notices.
+    kind: u8,
     cursor: usize,
 }
 
@@ -80,17 +83,49 @@ pub struct Muxer {
     /// Cursor whose item was handed out last and must advance next.
     advance: Option<usize>,
     started: bool,
+    rank: Vec<usize>,
+    /// Time of the last message handed out.
+    last_emitted: i64,
 }
 
 impl Muxer {
+    /// A muxer over every stream of `traces`, all named "".
     pub fn new(traces: &[Arc<Trace>]) -> Muxer {
+        Muxer::with_names(traces, &vec![String::new(); traces.len()])
+    }
+
+    /// A muxer over every stream of `traces`, whose names (as printed, see
+    /// `reef_print::TraceLabel`) break ties as in babeltrace2: messages at
+    /// the same time come first from traces with a UUID (by UUID bytes),
+    /// then by trace name, stream class id and stream id.
+    pub fn with_names(traces: &[Arc<Trace>], names: &[String]) -> Muxer {
         let mut cursors = Vec::new();
-        for t in traces {
+        let mut order = Vec::new();
+        for (ti, t) in traces.iter().enumerate() {
             for s in 0..t.sources.len() {
+                let src = &t.sources[s];
+                let sc = t.class.meta.streams[t.class.streams[src.stream].class].id;
+                let sid = src.instance_id.unwrap_or(t.stream_ordinal(s) as u64);
+                let uuid = t.class.meta.uuid;
+                order.push((
+                    uuid.is_none(),
+                    uuid.unwrap_or_default(),
+                    names.get(ti).cloned().unwrap_or_default(),
+                    sc,
+                    sid,
+                    cursors.len(),
+                ));
                 cursors.push(StreamCursor::new(t.clone(), s));
             }
         }
-        Muxer::from_cursors(cursors)
+        order.sort();
+        let mut rank = vec![0; cursors.len()];
+        for (r, o) in order.iter().enumerate() {
+            rank[o.5] = r;
+        }
+        let mut m = Muxer::from_cursors(cursors);
+        m.rank = rank;
+        m
     }
 
     pub fn from_cursors(cursors: Vec<StreamCursor>) -> Muxer {
@@ -102,6 +137,8 @@ impl Muxer {
             heap: BinaryHeap::with_capacity(n),
             advance: None,
             started: false,
+            rank: (0..n).collect(),
+            last_emitted: i64::MIN,
         }
     }
 
@@ -142,6 +179,12 @@ impl Muxer {
             }
             self.heap.push(Reverse(Key {
                 ns: self.last_ns[i],
+                rank: self.rank[i],
+                kind: match item {
+                    Item::Event => 0,
+                    Item::DiscardedEvents { .. } => 1,
+                    Item::DiscardedPackets { .. } => 2,
+                },
                 cursor: i,
             }));
         }
@@ -161,6 +204,19 @@ impl Muxer {
         }
         match self.heap.pop() {
             Some(Reverse(k)) => {
+                if k.ns < self.last_emitted {
+                    // As babeltrace2: a stream going back in time is fatal.
+                    let c = &self.cursors[k.cursor];
+                    return Err(Error::Stream {
+                        path: c.file_path().map(Path::to_path_buf).unwrap_or_default(),
+                        offset: c.event.offset,
+                        msg: format!(
+                            "time goes backwards: message at {} ns from origin follows one at {} ns",
+                            k.ns, self.last_emitted
+                        ),
+                    });
+                }
+                self.last_emitted = k.ns;
                 self.advance = Some(k.cursor);
                 Ok(Some(k.cursor))
             }
