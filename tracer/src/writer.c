@@ -214,14 +214,20 @@ int reef__drain(int snapshot)
 		    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) ==
 			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) {
 			/* The thread is gone and everything is written. */
+			struct reef_buf **l;
+			/* Re-find the link under the lock: a thread may have pushed
+			 * a new buffer at the head since `link` was read. */
 			pthread_mutex_lock(&reef__st.registry_lock);
-			*link = b->next;
+			for (l = &reef__st.buffers; *l != b; l = &(*l)->next) {
+			}
+			*l = b->next;
 			pthread_mutex_unlock(&reef__st.registry_lock);
 			if (b->fd >= 0)
 				close(b->fd);
 			free(b->base);
 			free(b->slot_seq);
 			free(b);
+			link = l;
 			continue;
 		}
 		link = &b->next;
