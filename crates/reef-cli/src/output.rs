@@ -45,9 +45,11 @@ pub fn term_color_support() -> bool {
         _ => {}
     }
     let term_ok = std::env::var("TERM").is_ok_and(|t| {
-        ["xterm", "rxvt", "konsole", "gnome", "screen", "tmux", "putty"]
-            .iter()
-            .any(|p| t.starts_with(p))
+        [
+            "xterm", "rxvt", "konsole", "gnome", "screen", "tmux", "putty",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
     });
     term_ok && std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
 }

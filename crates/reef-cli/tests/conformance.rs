@@ -20,7 +20,10 @@ fn ctf_testsuite_1_8() {
             cases.sort();
             for case in cases {
                 total += 1;
-                let what = format!("{kind}/{verdict}/{}", case.file_name().unwrap().to_string_lossy());
+                let what = format!(
+                    "{kind}/{verdict}/{}",
+                    case.file_name().unwrap().to_string_lossy()
+                );
                 let out = reef(&["print", &case.to_string_lossy()]);
                 if let Err(e) = assert_no_crash(&what, &out) {
                     failures.push(e);

@@ -47,7 +47,10 @@ fn golden_index() {
             failures.push(format!(
                 "{what}: exit {:?}, babeltrace2 exited {exit}; stderr: {}",
                 out.status.code(),
-                String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
             ));
         }
         if out.stdout != expected {

@@ -70,8 +70,8 @@ fn conformance() -> PathBuf {
 /// Reads every trace under `dir` as `reef print` does, output discarded.
 /// Returns the number of events printed, or the error message.
 fn read_all(dir: &Path) -> Result<u64, String> {
-    let traces: Vec<Arc<Trace>> = reef_iter::open_traces(&[dir.to_path_buf()])
-        .map_err(|e| e.to_string())?;
+    let traces: Vec<Arc<Trace>> =
+        reef_iter::open_traces(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
     let mut mux = Muxer::new(&traces);
     let mut pretty = Pretty::new(Options {
         clock: reef_print::ClockOptions {
@@ -163,8 +163,12 @@ fn mutate(rng: &mut Rng, files: &[PathBuf]) -> String {
                 return format!("{name}: no number");
             }
             let at = digits[rng.below(digits.len())];
-            let huge = ["4294967295", "18446744073709551615", "99999999999999999999999", "0"]
-                [rng.below(4)];
+            let huge = [
+                "4294967295",
+                "18446744073709551615",
+                "99999999999999999999999",
+                "0",
+            ][rng.below(4)];
             let mut t = text[..at].to_string();
             t.push_str(huge);
             t.push_str(&text[at..]);
@@ -212,7 +216,10 @@ fn corrupted_traces_never_panic_nor_balloon() {
             .map(|m| m.len() as usize)
             .sum();
         for k in 0..per_trace {
-            let dst = tmp.join(format!("{}-{k}", src.file_name().unwrap().to_string_lossy()));
+            let dst = tmp.join(format!(
+                "{}-{k}",
+                src.file_name().unwrap().to_string_lossy()
+            ));
             let files = copy_dir(src, &dst);
             let what = mutate(&mut rng, &files);
             let base = LIVE.load(Ordering::Relaxed);
@@ -245,5 +252,10 @@ fn corrupted_traces_never_panic_nor_balloon() {
     let _ = std::fs::remove_dir_all(&tmp);
     let _ = std::panic::take_hook();
     println!("mutation runs: {runs}, clean successes: {ok}, clean errors: {errors}");
-    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -21,7 +21,7 @@ pub fn read_le(data: &[u8], bit_off: u64, size: u32) -> u64 {
             _ => {}
         }
     }
-    let nbytes = ((shift + size + 7) / 8) as usize;
+    let nbytes = (shift + size).div_ceil(8) as usize;
     let mut v: u128 = 0;
     for (i, b) in data[byte..byte + nbytes].iter().enumerate() {
         v |= (*b as u128) << (8 * i);
@@ -46,7 +46,7 @@ pub fn read_be(data: &[u8], bit_off: u64, size: u32) -> u64 {
             _ => {}
         }
     }
-    let nbytes = ((shift + size + 7) / 8) as usize;
+    let nbytes = (shift + size).div_ceil(8) as usize;
     let mut v: u128 = 0;
     for b in &data[byte..byte + nbytes] {
         v = (v << 8) | *b as u128;

@@ -310,7 +310,7 @@ pub fn decode(
             if uuid && length == 16 {
                 let start = cur.pos;
                 decode_elements(plan, elem, length, elem_min_bits, text, cur, st, out)?;
-                if start % 8 == 0 && cur.pos - start == 128 {
+                if start.is_multiple_of(8) && cur.pos - start == 128 {
                     let s = (start / 8) as usize;
                     let mut u = [0u8; 16];
                     u.copy_from_slice(&cur.data[s..s + 16]);

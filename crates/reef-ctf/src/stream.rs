@@ -144,6 +144,7 @@ impl StreamCursor {
     }
 
     /// Advances to the next item; `Ok(None)` at the end of the stream.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Item>, Error> {
         loop {
             if let Some(it) = self.pending.pop() {
@@ -425,7 +426,7 @@ pub fn read_packet(
     let remaining = file_bits - off * 8;
     let packet_bits = s.st.meaning(Meaning::PacketSize).unwrap_or(remaining);
     let content_bits = s.st.meaning(Meaning::ContentSize).unwrap_or(packet_bits);
-    if packet_bits == 0 || packet_bits % 8 != 0 {
+    if packet_bits == 0 || !packet_bits.is_multiple_of(8) {
         return Err(err_at(format!(
             "packet size {packet_bits} bits is not a positive multiple of 8"
         )));

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use crate::decode::State;
-use crate::stream::{read_packet, PacketScratch};
 use crate::metadata::{metadata_text, parse_metadata};
 use crate::model::*;
 use crate::plan::{collect_refs, compile, Meaning, Plan, ScopeRoots};
+use crate::stream::{read_packet, PacketScratch};
 use crate::Error;
 
 /// The compiled plans of one event class.
@@ -181,8 +181,15 @@ fn auto_map_clocks(meta: &mut Metadata) -> Result<(), String> {
         if !needs(sc) {
             continue;
         }
-        for fc in [&mut sc.event_header, &mut sc.packet_context].into_iter().flatten() {
-            map_named(fc, &name, &["timestamp", "timestamp_begin", "timestamp_end"]);
+        for fc in [&mut sc.event_header, &mut sc.packet_context]
+            .into_iter()
+            .flatten()
+        {
+            map_named(
+                fc,
+                &name,
+                &["timestamp", "timestamp_begin", "timestamp_end"],
+            );
         }
     }
     Ok(())
@@ -228,7 +235,10 @@ fn map_named(fc: &mut FieldClass, clock: &str, names: &[&str]) {
                 }
             }
         }
-        FieldClass::Variant(v) => v.options.iter_mut().for_each(|o| map_named(&mut o.class, clock, names)),
+        FieldClass::Variant(v) => v
+            .options
+            .iter_mut()
+            .for_each(|o| map_named(&mut o.class, clock, names)),
         _ => {}
     }
 }
@@ -407,7 +417,12 @@ impl Trace {
 /// Reads every packet header and context of a file: validates the framing
 /// and learns the file's stream.
 fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
-    let slots = class.streams.iter().map(|s| s.refs.len()).max().unwrap_or(0);
+    let slots = class
+        .streams
+        .iter()
+        .map(|s| s.refs.len())
+        .max()
+        .unwrap_or(0);
     let mut st = State::new(slots);
     let mut ph = State::new(class.packet_header_slots);
     let (mut scratch, mut ctx) = (Vec::new(), Vec::new());
@@ -471,4 +486,3 @@ pub fn stream_of_packet(class: &TraceClass, st: &State) -> Result<usize, String>
         }
     }
 }
-

@@ -193,6 +193,7 @@ impl Muxer {
 
     /// Advances to the next message in time order and returns the index of
     /// the cursor holding it, or `None` when every stream is exhausted.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<usize>, Error> {
         if !self.started {
             self.started = true;

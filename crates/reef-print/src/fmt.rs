@@ -127,7 +127,7 @@ pub fn format_g(v: f64) -> String {
     let sci = format!("{:.*e}", (P - 1) as usize, v);
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let x: i32 = exp.parse().unwrap_or(0);
-    if x < -4 || x >= P {
+    if !(-4..P).contains(&x) {
         let mant = strip_zeros(mant);
         let sign = if x < 0 { '-' } else { '+' };
         format!("{mant}e{sign}{:02}", x.abs())
@@ -236,6 +236,19 @@ pub fn wall_time(out: &mut Vec<u8>, ns: i64, o: &ClockOptions) {
     }
 }
 
+/// A UUID in its canonical lowercase 8-4-4-4-12 form.
+pub fn uuid(u: &[u8; 16]) -> String {
+    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,17 +289,4 @@ mod tests {
         integer(&mut o, Value::U(8), 8, false, 8);
         assert_eq!(String::from_utf8(o).unwrap(), "0xFF 0b0101 010");
     }
-}
-
-/// A UUID in its canonical lowercase 8-4-4-4-12 form.
-pub fn uuid(u: &[u8; 16]) -> String {
-    let h: Vec<String> = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        h[0..4].concat(),
-        h[4..6].concat(),
-        h[6..8].concat(),
-        h[8..10].concat(),
-        h[10..16].concat()
-    )
 }
