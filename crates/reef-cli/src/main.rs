@@ -1,6 +1,7 @@
 //! `reef`: read, check and record CTF traces.
 
 mod cmd_check;
+mod cmd_gen;
 mod cmd_print;
 mod output;
 
@@ -27,6 +28,11 @@ enum Command {
     ///
     /// Example: reef check ~/lttng-traces/my-session
     Check(cmd_check::CheckArgs),
+    /// Generate the C header, CTF metadata and JSON dictionary of a `.reef`
+    /// event schema.
+    ///
+    /// Example: reef gen events.reef -o build/gen
+    Gen(cmd_gen::GenArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +41,7 @@ fn main() -> ExitCode {
     let r = match &cli.command {
         Command::Print(a) => cmd_print::run(a),
         Command::Check(a) => cmd_check::run(a),
+        Command::Gen(a) => cmd_gen::run(a).map(|()| ExitCode::SUCCESS),
     };
     match r {
         Ok(code) => code,
