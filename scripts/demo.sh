@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's main command: build reef and libreef, record a trace of the
+# bundled example program (examples/demo.c, events in examples/demo.reef),
+# then read it back with `reef print` and `reef check`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== building reef (cargo build --release)"
+cargo build --release --quiet
+reef="$PWD/target/release/reef"
+
+echo "== generating the trace header and building the example (make -C examples)"
+make -s -C examples REEF="$reef"
+
+trace="$PWD/examples/build/trace"
+rm -rf "$trace"
+echo "== recording: REEF_OUTPUT=$trace examples/build/demo"
+REEF_OUTPUT="$trace" examples/build/demo
+
+echo "== reef print $trace | head -15"
+"$reef" print "$trace" | head -15
+echo "..."
+echo "== reef check $trace"
+"$reef" check "$trace"
