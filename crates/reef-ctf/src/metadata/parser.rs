@@ -99,6 +99,9 @@ struct Frame {
 /// The type specifiers of a declaration.
 struct Specs {
     words: Vec<String>,
+    /// The last specifier, when it is a C type keyword (`int`, `long`...),
+    /// and its position.
+    last_kw: Option<(Kw, u32, u32)>,
     has_ident_word: bool,
     compounds: Vec<Ty>,
     line: u32,
@@ -455,6 +458,15 @@ impl Parser {
             return Err(self.expected("a type after 'typedef'"));
         }
         loop {
+            if let (Some((k, l, c)), Tok::Punct(P::Semi | P::Comma)) = (specs.last_kw, self.tok()) {
+                if specs.words.len() > 1 || !specs.compounds.is_empty() {
+                    return Err(self.err_at(
+                        l,
+                        c,
+                        format!("keyword '{}' cannot be used as a type name", k.as_str()),
+                    ));
+                }
+            }
             let d = self.declarator(true)?;
             let Some((name, line, col)) = d.name.clone() else {
                 return Err(self.expected("a type name"));
@@ -515,6 +527,7 @@ impl Parser {
         let (line, col) = self.here();
         let mut specs = Specs {
             words: Vec::new(),
+            last_kw: None,
             has_ident_word: false,
             compounds: Vec::new(),
             line,
@@ -525,7 +538,10 @@ impl Parser {
                 Tok::Kw(Kw::Const) => self.bump(),
                 Tok::Kw(k) if k.is_basic_type() => {
                     specs.words.push(k.as_str().to_string());
+                    let (l, c) = self.here();
                     self.bump();
+                    specs.last_kw = Some((k, l, c));
+                    continue;
                 }
                 Tok::Kw(Kw::Integer) => {
                     let t = self.integer_type()?;
@@ -565,6 +581,7 @@ impl Parser {
                 }
                 _ => break,
             }
+            specs.last_kw = None;
         }
         Ok(specs)
     }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use crate::model::{EnumClass, FloatClass, IntegerClass, Scope, StringClass};
 
 /// Maximum nesting depth of types and of the TSDL text.
-pub(crate) const MAX_DEPTH: u32 = 256;
+pub(crate) const MAX_DEPTH: u32 = 100;
 
 #[derive(Debug, Clone)]
 pub(crate) enum Ty {
