@@ -159,6 +159,10 @@ impl StreamCursor {
                     return Ok(Some(Item::Event));
                 }
                 self.in_packet = false;
+                if let Some(f) = &self.file {
+                    let start = self.packet.offset as usize;
+                    f.release(start, start + (self.packet.packet_bits / 8) as usize);
+                }
                 self.prev_packet = Some(self.packet.clone());
                 continue;
             }

@@ -264,6 +264,29 @@ impl StreamFile {
     pub fn data(&self) -> &[u8] {
         &self.map
     }
+
+    /// Drops the whole pages of `start..end` (bytes) from this process's
+    /// resident memory. The mapping is read-only and file-backed, so the
+    /// data stays valid: touching it again reads it back from the page
+    /// cache. This is what keeps reef's memory bounded by the number of
+    /// streams rather than the size of the trace.
+    pub fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let start = start.div_ceil(PAGE) * PAGE;
+        let end = (end.min(self.map.len()) / PAGE) * PAGE;
+        if end > start {
+            // SAFETY: MADV_DONTNEED on a read-only file mapping only drops
+            // pages, which are re-read from the file on the next access; no
+            // reference into the mapping becomes invalid.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
+            };
+        }
+    }
 }
 
 /// One data stream: one or more files (LTTng's tracefile rotation splits a
@@ -354,8 +377,10 @@ impl Trace {
                 // truncated while we read it is the one hazard, as for every
                 // mmap-based reader.
                 let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
+                let _ = map.advise(memmap2::Advice::Sequential);
                 let sf = Arc::new(StreamFile { path: p, map });
                 let scan = scan_file(&class, &sf)?;
+                sf.release(0, sf.data().len());
                 scanned.push((sf, scan));
             }
         }
@@ -459,7 +484,9 @@ fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
             }
             Some(_) => {}
         }
-        off += info.packet_bits / 8;
+        let next = off + info.packet_bits / 8;
+        sf.release(off as usize, next as usize);
+        off = next;
     }
     first.ok_or_else(|| Error::Stream {
         path: sf.path.clone(),
