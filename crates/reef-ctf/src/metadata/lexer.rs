@@ -163,13 +163,22 @@ impl Tok {
     /// A short description for error messages.
     pub(crate) fn describe(&self) -> String {
         match self {
-            Tok::Ident(s) => format!("identifier '{s}'"),
+            Tok::Ident(s) => format!("identifier '{}'", shorten(s)),
             Tok::Kw(k) => format!("keyword '{}'", k.as_str()),
             Tok::Int(v) => format!("integer {v}"),
-            Tok::Str(s) => format!("string \"{}\"", s.escape_debug()),
+            Tok::Str(s) => format!("string \"{}\"", shorten(&s.escape_debug().to_string())),
             Tok::Punct(p) => format!("'{}'", p.as_str()),
             Tok::Eof => "end of metadata".to_string(),
         }
+    }
+}
+
+/// `s`, cut to a reasonable length for an error message.
+pub(crate) fn shorten(s: &str) -> String {
+    const MAX: usize = 64;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
 }
 

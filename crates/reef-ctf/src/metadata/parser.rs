@@ -28,8 +28,11 @@ impl Value {
     pub(crate) fn describe(&self) -> String {
         match self {
             Value::Int(v) => format!("integer {v}"),
-            Value::Str(s) => format!("string \"{}\"", s.escape_debug()),
-            Value::Path(p) => format!("'{}'", p.join(".")),
+            Value::Str(s) => format!(
+                "string \"{}\"",
+                super::lexer::shorten(&s.escape_debug().to_string())
+            ),
+            Value::Path(p) => format!("'{}'", super::lexer::shorten(&p.join("."))),
         }
     }
 }
@@ -908,6 +911,9 @@ impl Parser {
         let mut base = 10;
         let mut encoding = Encoding::None;
         let mut mapped_clock = None;
+        if !attrs.iter().any(|a| a.name == "size") {
+            return Err(self.err_at(line, col, "integer type has no 'size' attribute"));
+        }
         for a in attrs {
             let AttrValue::Val(v) = &a.value else {
                 continue;

@@ -150,7 +150,7 @@ fn uuid_attr(a: &Attr) -> R<[u8; 16]> {
             a,
             format!(
                 "invalid UUID \"{}\" (expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
-                s.escape_debug()
+                super::lexer::shorten(&s.escape_debug().to_string())
             ),
         )
     })
