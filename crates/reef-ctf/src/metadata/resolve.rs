@@ -898,6 +898,9 @@ pub(crate) fn build(
         callsites,
     };
 
+    let stream_pos: Vec<(u32, u32)> = streams.iter().map(|s| (s.line, s.col)).collect();
+    check_meanings(&md, tb, &stream_pos)?;
+
     // Every `map = clock.NAME.value` must name a defined clock.
     for (name, l, c) in clock_maps {
         if md.clock(name).is_none() {
@@ -909,4 +912,119 @@ pub(crate) fn build(
         }
     }
     Ok(md)
+}
+
+/// The root member `name` of a scope structure, with its index.
+fn root_member<'a>(scope: Option<&'a FieldClass>, name: &str) -> Option<(usize, &'a FieldClass)> {
+    let FieldClass::Struct(s) = scope? else {
+        return None;
+    };
+    s.members
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.name == name)
+        .map(|(i, m)| (i, &m.class))
+}
+
+fn check_unsigned(fc: &FieldClass, what: &str, pos: (u32, u32)) -> R<()> {
+    let int = match fc {
+        FieldClass::Integer(i) => i,
+        FieldClass::Enum(e) => &e.container,
+        _ => return Err(err(pos.0, pos.1, format!("{what} must be an integer"))),
+    };
+    if int.signed {
+        return Err(err(pos.0, pos.1, format!("{what} must be unsigned")));
+    }
+    Ok(())
+}
+
+/// Checks the fields that have a meaning for the reader (`magic`,
+/// `stream_id`, `content_size`, event header `id`, ...), as babeltrace2
+/// does.
+fn check_meanings(md: &Metadata, trace_pos: (u32, u32), stream_pos: &[(u32, u32)]) -> R<()> {
+    let ph = md.packet_header.as_ref();
+    if let Some((i, fc)) = root_member(ph, "magic") {
+        if i != 0 {
+            return Err(err(
+                trace_pos.0,
+                trace_pos.1,
+                "packet header 'magic' must be the first field",
+            ));
+        }
+        check_unsigned(fc, "packet header 'magic'", trace_pos)?;
+        if let FieldClass::Integer(IntegerClass { size, .. })
+        | FieldClass::Enum(EnumClass {
+            container: IntegerClass { size, .. },
+            ..
+        }) = fc
+        {
+            if *size != 32 {
+                return Err(err(
+                    trace_pos.0,
+                    trace_pos.1,
+                    "packet header 'magic' must be a 32-bit integer",
+                ));
+            }
+        }
+    }
+    match root_member(ph, "stream_id") {
+        Some((_, fc)) => check_unsigned(fc, "packet header 'stream_id'", trace_pos)?,
+        None if md.streams.len() > 1 => {
+            return Err(err(
+                trace_pos.0,
+                trace_pos.1,
+                "the packet header needs a 'stream_id' field as there are several streams",
+            ))
+        }
+        None => {}
+    }
+    if let Some((_, fc)) = root_member(ph, "stream_instance_id") {
+        check_unsigned(fc, "packet header 'stream_instance_id'", trace_pos)?;
+    }
+    if let Some((_, fc)) = root_member(ph, "uuid") {
+        let ok = match fc {
+            FieldClass::Array(a) => {
+                a.length == 16
+                    && matches!(&*a.element, FieldClass::Integer(i) if !i.signed && i.size == 8 && i.align == 8)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(err(
+                trace_pos.0,
+                trace_pos.1,
+                "packet header 'uuid' must be an array of 16 unsigned 8-bit, byte-aligned integers",
+            ));
+        }
+    }
+    for (s, pos) in md.streams.iter().zip(stream_pos) {
+        let pc = s.packet_context.as_ref();
+        for name in [
+            "timestamp_begin",
+            "timestamp_end",
+            "events_discarded",
+            "packet_seq_num",
+            "packet_size",
+            "content_size",
+        ] {
+            if let Some((_, fc)) = root_member(pc, name) {
+                check_unsigned(fc, &format!("packet context '{name}'"), *pos)?;
+            }
+        }
+        match root_member(s.event_header.as_ref(), "id") {
+            Some((_, fc)) => check_unsigned(fc, "event header 'id'", *pos)?,
+            None if s.events.len() > 1 => {
+                return Err(err(
+                    pos.0,
+                    pos.1,
+                    format!(
+                    "stream {} has several event classes but its event header has no 'id' field",
+                    s.id
+                ),
+                ))
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }

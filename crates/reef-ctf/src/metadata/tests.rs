@@ -550,11 +550,18 @@ fn declarations_and_scopes() {
 #[test]
 fn streams_and_events() {
     // No stream block: an implicit stream 0.
-    let md = parse(&format!(
-        "{HDR}event {{ name = a; }};\nevent {{ name = b; id = 1; }};\n"
-    ));
+    let md = parse(&format!("{HDR}event {{ name = a; }};\n"));
     assert_eq!(md.streams.len(), 1);
     assert_eq!(md.streams[0].id, 0);
+    assert_eq!(md.streams[0].events[0].id, 0);
+    assert!(md.streams[0].event_header.is_none());
+    let md = parse(HDR);
+    assert_eq!((md.streams.len(), md.streams[0].events.len()), (1, 0));
+    // Several events need an event header `id`.
+    let md = parse(&format!(
+        "{HDR}stream {{ event.header := struct {{ u8 id; }}; }};\n\
+         event {{ name = a; }};\nevent {{ name = b; id = 1; }};\n"
+    ));
     let ids: Vec<(u64, &str)> = md.streams[0]
         .events
         .iter()
@@ -575,9 +582,11 @@ fn streams_and_events() {
     ));
     assert_eq!((md.streams[0].id, md.streams[0].events.len()), (7, 1));
     // Same event id in two streams is fine.
+    let two = "trace { major = 1; minor = 8; byte_order = le; \
+               packet.header := struct { integer { size = 8; } stream_id; }; };\n\
+               stream { id = 0; };\nstream { id = 1; };\n";
     let md = parse(&format!(
-        "{HDR}stream {{ id = 0; }};\nstream {{ id = 1; }};\n\
-         event {{ name = a; id = 5; stream_id = 0; }};\nevent {{ name = b; id = 5; stream_id = 1; }};\n"
+        "{two}event {{ name = a; id = 5; stream_id = 0; }};\nevent {{ name = b; id = 5; stream_id = 1; }};\n"
     ));
     assert_eq!(md.streams[1].events[0].name, "b");
     // Errors.
@@ -593,6 +602,26 @@ fn streams_and_events() {
             "used twice",
         ),
         ("event { id = 1; };", (4, 1), "'name'"),
+        (
+            "event { name = a; id = 1; };\nevent { name = b; id = 2; };",
+            (4, 1),
+            "no 'id' field",
+        ),
+        (
+            "stream { event.header := struct { s8 id; }; };",
+            (4, 1),
+            "unsigned",
+        ),
+        (
+            "stream { packet.context := struct { string content_size; }; };",
+            (4, 1),
+            "integer",
+        ),
+        (
+            "stream { id = 0; };\nstream { id = 1; };",
+            (1, 1),
+            "'stream_id'",
+        ),
         (
             "stream { id = 0; };\nstream { id = 0; };",
             (5, 1),
