@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
-
 /// Generate the C header, CTF metadata and JSON dictionary of a `.reef` schema.
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
@@ -16,12 +14,9 @@ pub struct GenArgs {
 }
 
 pub fn run(args: &GenArgs) -> anyhow::Result<()> {
-    // A schema error already reads `file:line:column: expected ...`.
-    let generated = reef_gen::generate(&args.schema, &args.out).map_err(|e| match e {
-        reef_gen::GenError::Schema(e) => anyhow::anyhow!(e),
-        e => anyhow::Error::new(e),
-    });
-    let generated = generated.context("reef gen failed")?;
+    // Both error kinds already name the file (`file:line:column: expected
+    // ...`, or `path: io error`): no extra context.
+    let generated = reef_gen::generate(&args.schema, &args.out)?;
     let events: usize = generated
         .schema
         .subsystems

@@ -29,10 +29,9 @@ pub enum GenError {
     #[error(transparent)]
     Schema(#[from] SchemaError),
     /// Reading the schema or writing an output failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }

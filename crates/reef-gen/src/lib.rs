@@ -75,7 +75,7 @@ pub struct Generated {
 pub fn generate(schema_path: &Path, out_dir: &Path) -> Result<Generated, GenError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| GenError::Io { path, source }
+        move |error| GenError::Io { path, error }
     };
     let text = std::fs::read_to_string(schema_path).map_err(io(schema_path))?;
     let schema = parse_schema(&schema_path.display().to_string(), &text)?;
