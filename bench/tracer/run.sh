@@ -50,6 +50,7 @@ make -s -C "$ROOT/tracer"
 $GEN "$HERE/bench.reef" -o "$WORK/gen" 2>/dev/null
 gcc $CFLAGS -I"$ROOT/tracer/include" -I"$WORK/gen" -I"$HERE" "$HERE/bench_reef.c" \
 	"$ROOT/tracer/libreef.a" -lpthread -o "$WORK/bench_reef"
+gcc $CFLAGS -I"$HERE" "$HERE/bench_rdtsc.c" -lpthread -o "$WORK/bench_rdtsc"
 
 # ---- LTTng-UST ---------------------------------------------------------------
 HAVE_LTTNG=""
@@ -104,10 +105,11 @@ measure() {
 
 declare -A R
 for t in 1 2; do
-	R[reef_on_$t]=$(measure $t env REEF_OUTPUT="$WORK/trace" REEF_BUFFER_SIZE=8M "$WORK/bench_reef")
+	R[rdtsc_$t]=$(measure $t "$WORK/bench_rdtsc")
+	R[reef_on_$t]=$(measure $t env REEF_OUTPUT="$WORK/trace" REEF_BUFFER_SIZE=64M "$WORK/bench_reef")
 	# Events dropped in the last run (the consumer lagging): reported, not hidden.
-	R[reef_drop_$t]=$(babeltrace2 "$WORK/trace" 2>&1 >/dev/null | grep -o 'discarded [0-9]* events' | awk '{s += $2} END {print s + 0}')
-	R[reefmem_on_$t]=$(measure $t env REEF_OUTPUT="$WORK/trace" REEF_MODE=overwrite REEF_BUFFER_SIZE=8M "$WORK/bench_reef")
+	R[reef_drop_$t]=$(babeltrace2 "$WORK/trace" 2>&1 >/dev/null | { grep -o "discarded [0-9]* events" || true; } | awk '{s += $2} END {print s + 0}' || true)
+	R[reefmem_on_$t]=$(measure $t env REEF_OUTPUT="$WORK/trace" REEF_MODE=overwrite REEF_BUFFER_SIZE=64M "$WORK/bench_reef")
 	R[reef_off_$t]=$(measure $t env REEF_OUTPUT="$WORK/trace" REEF_SUBSYSTEMS=none "$WORK/bench_reef")
 	if [ -n "$HAVE_BARECTF" ]; then
 		R[barectf_on_$t]=$(measure $t env BENCH_TRACE_DIR="$WORK/trace" "$WORK/bench_barectf")
@@ -146,6 +148,7 @@ printf "%-26s %12s %12s %12s %12s\n" "libreef, enabled" "$(get reef_on_1)" "$(ge
 printf "%-26s %12s %12s %12s %12s\n" "libreef, overwrite mode" "$(get reefmem_on_1)" "$(get reefmem_on_2)" "$(ratio reefmem_on_1 reef_on_1)" "$(ratio reefmem_on_2 reef_on_2)"
 printf "%-26s %12s %12s %12s %12s\n" "LTTng-UST 2.13, enabled" "$(get lttng_on_1)" "$(get lttng_on_2)" "$(ratio lttng_on_1 reef_on_1)" "$(ratio lttng_on_2 reef_on_2)"
 printf "%-26s %12s %12s %12s %12s\n" "barectf 3.1, enabled" "$(get barectf_on_1)" "$(get barectf_on_2)" "$(ratio barectf_on_1 reef_on_1)" "$(ratio barectf_on_2 reef_on_2)"
+printf "%-26s %12s %12s %12s %12s\n" "(rdtsc alone)" "$(get rdtsc_1)" "$(get rdtsc_2)" "$(ratio rdtsc_1 reef_on_1)" "$(ratio rdtsc_2 reef_on_2)"
 printf "%-26s %12s %12s %12s %12s\n" "libreef, disabled" "$(get reef_off_1)" "$(get reef_off_2)" "1.0x" "1.0x"
 printf "%-26s %12s %12s %12s %12s\n" "LTTng-UST 2.13, disabled" "$(get lttng_off_1)" "$(get lttng_off_2)" "$(ratio lttng_off_1 reef_off_1)" "$(ratio lttng_off_2 reef_off_2)"
 printf "%-26s %12s %12s %12s %12s\n" "barectf 3.1, disabled" "$(get barectf_off_1)" "$(get barectf_off_2)" "$(ratio barectf_off_1 reef_off_1)" "$(ratio barectf_off_2 reef_off_2)"
