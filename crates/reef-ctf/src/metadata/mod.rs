@@ -129,7 +129,7 @@ pub fn parse_metadata(text: &str) -> Result<Metadata, MetadataError> {
     let eof = toks.last().map_or((1, 1), |t| (t.line, t.col));
     let mut p = parser::Parser::new(toks);
     p.parse_file()?;
-    let meta = resolve::build(&p.blocks, &p.clock_maps, eof)?;
+    let meta = resolve::build(&p.blocks, &p.clock_maps, &p.deferred.borrow(), eof)?;
     if let Some(e) = p.out_of_range.into_iter().next() {
         let lttng = matches!(
             meta.env_get("tracer_name"),

@@ -145,6 +145,9 @@ pub(crate) struct Parser {
     pub(crate) blocks: Vec<Block>,
     /// `map = clock.NAME.value` attributes seen: name and position.
     pub(crate) clock_maps: Vec<(String, u32, u32)>,
+    /// Relative paths not found where they are written (see
+    /// [`RefKind::Deferred`]): id, position and first path element.
+    pub(crate) deferred: std::cell::RefCell<Vec<(u32, u32, u32, String)>>,
     /// Enumeration values outside their container's range. CTF forbids
     /// them, but LTTng writes some (`"MINUS_ONE" = -1` in unsigned
     /// containers, ranges past 255 in 8-bit ones) and babeltrace2 reads
@@ -174,6 +177,7 @@ impl Parser {
             trace_bo,
             blocks: Vec::new(),
             clock_maps: Vec::new(),
+            deferred: Default::default(),
             out_of_range: Vec::new(),
         }
     }
@@ -354,6 +358,11 @@ impl Parser {
                 Tok::Kw(Kw::Typealias) => {
                     self.typealias()?;
                     self.expect_p(P::Semi, "after typealias")?;
+                }
+                Tok::Kw(Kw::Struct | Kw::Variant | Kw::Enum) => {
+                    // A named type declaration.
+                    self.specifiers()?;
+                    self.expect_p(P::Semi, "after type declaration")?;
                 }
                 _ => {
                     let (line, col) = self.here();
@@ -806,11 +815,20 @@ impl Parser {
             };
             return Ok((r, Some(ty.clone())));
         }
-        Err(self.err_at(
+        // Not in the lexical scope: look it up where the type is used.
+        let mut deferred = self.deferred.borrow_mut();
+        let id = deferred.len() as u32;
+        deferred.push((id, line, col, first.clone()));
+        let r = PathRef {
+            kind: RefKind::Deferred {
+                id,
+                names: p.to_vec(),
+            },
+            text,
             line,
             col,
-            format!("no field '{first}' declared before this point in an enclosing structure"),
-        ))
+        };
+        Ok((r, None))
     }
 
     // ---- compound types ----------------------------------------------------

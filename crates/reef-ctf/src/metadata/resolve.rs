@@ -464,18 +464,76 @@ fn scope_index(s: Scope) -> usize {
     }
 }
 
-struct Inst<'a> {
+/// State shared by all instantiations.
+struct Shared {
+    /// Field classes that may still be created.
+    budget: usize,
+    /// Deferred references resolved at least once.
+    resolved: std::collections::HashSet<u32>,
+}
+
+/// An enclosing struct or variant while instantiating: its members, and
+/// the length of the path to it.
+struct DynFrame<'a> {
+    members: &'a [(String, Ty)],
+    is_variant: bool,
+    depth: usize,
+}
+
+struct Inst<'a, 's> {
     scope: Scope,
     roots: &'a ScopeTys,
     anchors: Vec<(u32, Vec<u32>)>,
+    frames: Vec<DynFrame<'a>>,
     path: Vec<u32>,
-    budget: &'a mut usize,
+    shared: &'s mut Shared,
     line: u32,
     col: u32,
 }
 
-impl Inst<'_> {
-    fn field_ref(&self, r: &PathRef) -> R<(FieldRef, Option<Ty>)> {
+/// Follows `names` from `ty`, through structure members and variant
+/// options; returns the indices and the target type.
+fn descend<'t>(mut ty: &'t Ty, names: &[String], r: &PathRef) -> R<(Vec<u32>, &'t Ty)> {
+    let mut path = Vec::new();
+    for name in names {
+        let found = match ty {
+            Ty::Struct(s) => s
+                .members
+                .iter()
+                .position(|(n, _)| n == name)
+                .map(|j| (j, &s.members[j].1)),
+            Ty::Variant(v) => v
+                .options
+                .iter()
+                .position(|(n, _)| n == name)
+                .map(|j| (j, &v.options[j].1)),
+            Ty::Array(_) => {
+                return Err(err(
+                    r.line,
+                    r.col,
+                    format!(
+                        "'{}': cannot refer to a field inside an array or sequence",
+                        r.text
+                    ),
+                ))
+            }
+            _ => None,
+        };
+        let Some((j, t)) = found else {
+            return Err(err(
+                r.line,
+                r.col,
+                format!("'{}': no field '{name}' in {}", r.text, ty.kind_name()),
+            ));
+        };
+        path.push(j as u32);
+        ty = t;
+    }
+    Ok((path, ty))
+}
+
+impl<'a> Inst<'a, '_> {
+    fn field_ref(&mut self, r: &PathRef) -> R<(FieldRef, Option<Ty>)> {
         match &r.kind {
             RefKind::Lexical { anchor, path } => {
                 let (_, prefix) = self
@@ -503,6 +561,43 @@ impl Inst<'_> {
                     None,
                 ))
             }
+            RefKind::Deferred { id, names } => {
+                let Some(first) = names.first() else {
+                    return Err(err(r.line, r.col, "empty field path"));
+                };
+                for f in self.frames.iter().rev() {
+                    if f.is_variant {
+                        continue;
+                    }
+                    // Only fields before the one being decoded.
+                    let limit = self.path.get(f.depth).map_or(0, |&i| i as usize);
+                    let Some(i) = f.members[..limit.min(f.members.len())]
+                        .iter()
+                        .position(|(n, _)| n == first)
+                    else {
+                        continue;
+                    };
+                    let (rest, target) = descend(&f.members[i].1, &names[1..], r)?;
+                    let mut full = self.path[..f.depth].to_vec();
+                    full.push(i as u32);
+                    full.extend(rest);
+                    self.shared.resolved.insert(*id);
+                    return Ok((
+                        FieldRef {
+                            scope: self.scope,
+                            path: full,
+                        },
+                        Some(target.clone()),
+                    ));
+                }
+                Err(err(
+                    r.line,
+                    r.col,
+                    format!(
+                        "no field '{first}' declared before this point in an enclosing structure"
+                    ),
+                ))
+            }
             RefKind::Absolute { scope, names } => {
                 if *scope > self.scope {
                     return Err(err(
@@ -525,42 +620,7 @@ impl Inst<'_> {
                             format!("'{}': scope {} is not defined", r.text, scope_name(*scope)),
                         )
                     })?;
-                let mut ty = root;
-                let mut path = Vec::new();
-                for name in names {
-                    let found = match ty {
-                        Ty::Struct(s) => s
-                            .members
-                            .iter()
-                            .position(|(n, _)| n == name)
-                            .map(|j| (j, &s.members[j].1)),
-                        Ty::Variant(v) => v
-                            .options
-                            .iter()
-                            .position(|(n, _)| n == name)
-                            .map(|j| (j, &v.options[j].1)),
-                        Ty::Array(_) => {
-                            return Err(err(
-                                r.line,
-                                r.col,
-                                format!(
-                                    "'{}': cannot refer to a field inside an array or sequence",
-                                    r.text
-                                ),
-                            ))
-                        }
-                        _ => None,
-                    };
-                    let Some((j, t)) = found else {
-                        return Err(err(
-                            r.line,
-                            r.col,
-                            format!("'{}': no field '{name}' in {}", r.text, ty.kind_name()),
-                        ));
-                    };
-                    path.push(j as u32);
-                    ty = t;
-                }
+                let (path, ty) = descend(root, names, r)?;
                 if *scope == self.scope {
                     let k = path
                         .iter()
@@ -590,15 +650,15 @@ impl Inst<'_> {
         }
     }
 
-    fn inst(&mut self, ty: &Ty) -> R<FieldClass> {
-        if *self.budget == 0 {
+    fn inst(&mut self, ty: &'a Ty) -> R<FieldClass> {
+        if self.shared.budget == 0 {
             return Err(err(
                 self.line,
                 self.col,
                 format!("metadata expands to more than {MAX_NODES} field classes"),
             ));
         }
-        *self.budget -= 1;
+        self.shared.budget -= 1;
         Ok(match ty {
             Ty::Int(i) => FieldClass::Integer(i.clone()),
             Ty::Float(f) => FieldClass::Float(f.clone()),
@@ -606,6 +666,11 @@ impl Inst<'_> {
             Ty::Str(s) => FieldClass::String(s.clone()),
             Ty::Struct(s) => {
                 self.anchors.push((s.anchor, self.path.clone()));
+                self.frames.push(DynFrame {
+                    members: &s.members,
+                    is_variant: false,
+                    depth: self.path.len(),
+                });
                 let mut members = Vec::with_capacity(s.members.len());
                 for (i, (name, t)) in s.members.iter().enumerate() {
                     self.path.push(i as u32);
@@ -617,6 +682,7 @@ impl Inst<'_> {
                     });
                 }
                 self.anchors.pop();
+                self.frames.pop();
                 FieldClass::Struct(StructClass {
                     min_align: s.min_align,
                     members,
@@ -636,6 +702,11 @@ impl Inst<'_> {
                         .map_err(|m| err(tag.line, tag.col, format!("'{}': {m}", tag.text)))?;
                 }
                 let mut options = Vec::with_capacity(v.options.len());
+                self.frames.push(DynFrame {
+                    members: &v.options,
+                    is_variant: true,
+                    depth: self.path.len(),
+                });
                 for (i, (name, t)) in v.options.iter().enumerate() {
                     self.path.push(i as u32);
                     let class = self.inst(t);
@@ -645,6 +716,7 @@ impl Inst<'_> {
                         class: class?,
                     });
                 }
+                self.frames.pop();
                 FieldClass::Variant(VariantClass { tag: fr, options })
             }
             Ty::Array(a) => {
@@ -676,7 +748,7 @@ impl Inst<'_> {
 fn instantiate(
     scope: Scope,
     roots: &ScopeTys,
-    budget: &mut usize,
+    shared: &mut Shared,
     line: u32,
     col: u32,
 ) -> R<Option<FieldClass>> {
@@ -687,8 +759,9 @@ fn instantiate(
         scope,
         roots,
         anchors: Vec::new(),
+        frames: Vec::new(),
         path: Vec::new(),
-        budget,
+        shared,
         line,
         col,
     };
@@ -698,6 +771,7 @@ fn instantiate(
 pub(crate) fn build(
     blocks: &[Block],
     clock_maps: &[(String, u32, u32)],
+    deferred: &[(u32, u32, u32, String)],
     eof: (u32, u32),
 ) -> R<Metadata> {
     // The trace block.
@@ -842,7 +916,10 @@ pub(crate) fn build(
     }
 
     // Instantiate every dynamic scope.
-    let mut budget = MAX_NODES;
+    let mut budget = Shared {
+        budget: MAX_NODES,
+        resolved: Default::default(),
+    };
     let mut roots = ScopeTys::default();
     roots.tys[0] = trace.packet_header.clone();
     let tb = blocks
@@ -898,6 +975,17 @@ pub(crate) fn build(
         callsites,
     };
 
+    // Relative paths of types that were never used, and not found where
+    // they are written.
+    for (id, line, col, first) in deferred {
+        if !budget.resolved.contains(id) {
+            return Err(err(
+                *line,
+                *col,
+                format!("no field '{first}' declared before this point in an enclosing structure"),
+            ));
+        }
+    }
     let stream_pos: Vec<(u32, u32)> = streams.iter().map(|s| (s.line, s.col)).collect();
     check_meanings(&md, tb, &stream_pos)?;
 

@@ -124,6 +124,46 @@ fn relative_paths() {
     }
 }
 
+/// A relative path that is not in the lexical scope where it is written is
+/// looked up where the type is used (babeltrace2's behaviour).
+#[test]
+fn relative_paths_resolved_where_used() {
+    let src = format!(
+        "{HDR}struct inner {{ u8 x[len]; }};\n\
+         event {{ name = e;\n\
+           variant hello <tag> {{ string A; u8 B; }};\n\
+           fields := struct {{ u8 len; struct inner a; struct {{ u8 z; u8 len; struct inner b; }} c;\n\
+             enum : u8 {{ A, B }} tag; variant hello v; }}; }};\n"
+    );
+    let md = parse(&src);
+    let Some(FieldClass::Struct(s)) = &md.streams[0].events[0].payload else {
+        panic!()
+    };
+    assert_eq!(seq_ref(member(s, &["a", "x"])), &fref(PAYLOAD, &[0]));
+    assert_eq!(
+        seq_ref(member(s, &["c", "b", "x"])),
+        &fref(PAYLOAD, &[2, 1])
+    );
+    assert_eq!(tag_ref(member(s, &["v"])), &fref(PAYLOAD, &[3]));
+    // Never resolved: reported even when the type is not used.
+    let e = parse_err(&format!("{HDR}typedef u8 A[x];\n"));
+    assert_eq!((e.line, e.column), (4, 14), "{e}");
+    // Used where it cannot be resolved.
+    let e = parse_err(&format!(
+        "{HDR}struct inner {{ u8 x[len]; }};\n\
+         event {{ name = e; fields := struct {{ struct inner a; u8 len; }}; }};\n"
+    ));
+    assert_eq!((e.line, e.column), (4, 21), "{e}");
+    assert!(e.message.contains("no field 'len'"), "{e}");
+    // Resolved where used, but not a valid length.
+    let e = parse_err(&format!(
+        "{HDR}struct inner {{ u8 x[len]; }};\n\
+         event {{ name = e; fields := struct {{ string len; struct inner a; }}; }};\n"
+    ));
+    assert_eq!((e.line, e.column), (4, 21), "{e}");
+    assert!(e.message.contains("found a string"), "{e}");
+}
+
 #[test]
 fn named_struct_refs_follow_each_instance() {
     let src = format!(

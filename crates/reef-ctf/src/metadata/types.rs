@@ -95,6 +95,11 @@ pub(crate) enum RefKind {
     Lexical { anchor: u32, path: Vec<u32> },
     /// An absolute path: names of members below the root of `scope`.
     Absolute { scope: Scope, names: Vec<String> },
+    /// A relative path not found in the lexical scope: looked up where the
+    /// type is used, in the enclosing structures of the field (as
+    /// babeltrace2 does). `id` identifies it, so that one never resolved
+    /// (in an unused type) is still reported.
+    Deferred { id: u32, names: Vec<String> },
 }
 
 /// Whether `ty` can be a sequence length: an unsigned integer, or an
