@@ -10,13 +10,24 @@
 //! Relative field paths (sequence lengths, variant tags) are resolved in
 //! the lexical scope where they are written, as CTF 1.8 specifies: the
 //! innermost enclosing structure that declares the first path element
-//! *before* the referring field wins. Absolute paths
+//! *before* the referring field wins (so a `typedef` inside a structure
+//! keeps referring to the field visible where it was written). A relative
+//! path not found there is looked up where the type is used, walking the
+//! enclosing structures outwards as babeltrace2 does; one that is never
+//! resolved (even in an unused type) is an error. Absolute paths
 //! (`trace.packet.header.x`, `stream.packet.context.x`,
 //! `stream.event.header.x`, `stream.event.context.x`, `event.context.x`,
 //! `event.fields.x`) are resolved when the type is used in a scope, and must
-//! point at a field decoded before the referring one. In a [`FieldRef`]
-//! path, array and sequence elements are not steps: a reference from inside
-//! an array element designates a field of the element being decoded.
+//! point at a field decoded before the referring one. A length must be an
+//! unsigned integer (or an enumeration with an unsigned container), a tag an
+//! enumeration of which at least one label names an option. In a
+//! [`FieldRef`] path, array and sequence elements are not steps: a reference
+//! from inside an array element designates a field of the element being
+//! decoded.
+//!
+//! Limits: nesting (of the text and of types) is capped at 100 levels and
+//! the whole model at a few million field classes, so that no input can
+//! overflow the stack or expand exponentially through type aliases.
 //!
 //! [`FieldRef`]: crate::model::FieldRef
 
