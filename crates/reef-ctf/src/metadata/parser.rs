@@ -761,7 +761,9 @@ impl Parser {
                 format!("keyword '{kw}' cannot be used as a field name in '{text}'"),
             ));
         }
-        let first = &p[0];
+        let Some(first) = p.first() else {
+            return Err(self.err_at(line, col, "empty field path"));
+        };
         for frame in self.frames.iter().rev() {
             if frame.is_variant {
                 continue;
