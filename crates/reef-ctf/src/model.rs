@@ -322,24 +322,28 @@ impl ClockClass {
     }
 
     /// Converts a clock value to nanoseconds from the Epoch (the clock's
-    /// origin when it is not absolute), the way babeltrace2 does: offset
-    /// cycles are added to the value before conversion, and conversion for a
-    /// frequency other than 1 GHz goes through a double. `None` on overflow.
+    /// origin when it is not absolute), the way babeltrace2 does: the
+    /// offset's cycles and the value are each converted to nanoseconds
+    /// (through a double, truncated, unless the frequency is 1 GHz) and then
+    /// added to the offset's seconds. `None` on overflow.
     pub fn ns_from_origin(&self, cycles: u64) -> Option<i64> {
         let (secs, off_cycles) = self.normalized_offset();
         let base = (secs as i128).checked_mul(1_000_000_000)?;
-        let value = off_cycles.checked_add(cycles)?;
-        let ns = if self.freq == 1_000_000_000 {
-            value
+        let total =
+            base + self.cycles_to_ns(off_cycles) as i128 + self.cycles_to_ns(cycles) as i128;
+        i64::try_from(total).ok()
+    }
+
+    fn cycles_to_ns(&self, cycles: u64) -> u64 {
+        if self.freq == 1_000_000_000 {
+            cycles
         } else {
-            let d = 1e9 * value as f64 / self.freq.max(1) as f64;
+            let d = 1e9 * cycles as f64 / self.freq.max(1) as f64;
             if d >= u64::MAX as f64 {
                 u64::MAX
             } else {
                 d as u64
             }
-        };
-        let total = base + ns as i128;
-        i64::try_from(total).ok()
+        }
     }
 }
