@@ -25,6 +25,7 @@
 //! The library does no I/O beyond reading the trace it is pointed at, prints
 //! nothing and never exits the process.
 
+pub mod access;
 pub mod bits;
 pub mod decode;
 pub mod metadata;
@@ -35,6 +36,7 @@ pub mod trace;
 
 use std::path::{Path, PathBuf};
 
+pub use access::{Field, FieldVal, Scopes};
 pub use decode::{DecodeError, DecodeErrorKind, Value};
 pub use metadata::{metadata_text, parse_metadata, MetadataError};
 pub use model::*;
