@@ -467,6 +467,7 @@ static struct reef_buf *register_thread(void)
 	memset(mem, 0, n * ps);
 	b->base = mem;
 	b->npackets = (uint32_t)n;
+	b->wake_at = (uint32_t)(n / 2);
 	b->packet_size = (uint32_t)ps;
 	b->tid = gettid_();
 	b->fd = -1;
@@ -502,7 +503,10 @@ static void close_packet(struct reef_buf *b, char *pos)
 	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_RELEASE);
 	b->seq++;
 	b->cur = NULL;
-	if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
+	/* A sleeping consumer wakes on its timer, or here once half of the
+	 * ring waits: one wake-up per several packets, not one per packet. */
+	if (reef__st.cfg.mode != REEF_MODE_OVERWRITE &&
+	    b->head - __atomic_load_n(&b->tail, __ATOMIC_RELAXED) >= b->wake_at)
 		reef__wake_consumer();
 }
 
@@ -627,6 +631,9 @@ static void close_own_packet(void)
 
 void reef__wake_consumer(void)
 {
+	/* Pairs with the consumer's fence between announcing its sleep and
+	 * looking at the rings: either it sees our packet or we see it asleep. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&reef__st.consumer_sleeping, __ATOMIC_ACQUIRE) &&
 	    reef__st.wake_pipe[1] >= 0) {
 		char c = 1;

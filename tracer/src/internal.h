@@ -49,6 +49,7 @@ struct reef_buf {
 	uint64_t instance_id;
 	uint32_t tid;
 	uint64_t *slot_seq;        /* per slot: seq of the packet in it */
+	uint32_t wake_at;          /* closed packets waiting that wake the consumer */
 
 	_Alignas(REEF_CACHELINE) uint64_t head;  /* packets closed (writer) */
 	uint64_t discarded;        /* events dropped (writer, and its signals) */

@@ -259,6 +259,7 @@ void *reef__consumer_main(void *arg)
 		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
 			reef__drain(0);
 		__atomic_store_n(&reef__st.consumer_sleeping, 1, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* see reef__wake_consumer() */
 		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE && pending()) {
 			__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
 			continue;
