@@ -1,16 +1,15 @@
 //! `reef check`: decode everything, report the shape of each trace.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use reef_ctf::Item;
-use reef_iter::Muxer;
+
+use crate::source::{ReadOpts, Source};
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// Trace directories, or directories searched recursively for traces.
-    #[arg(required = true)]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadOpts,
 }
 
 #[derive(Default)]
@@ -26,8 +25,9 @@ struct Shape {
 }
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let (traces, labels) = crate::cmd_print::open_all(&a.paths)?;
-    let mut shapes: Vec<Shape> = traces
+    let mut src = Source::open(&a.read)?;
+    let mut shapes: Vec<Shape> = src
+        .traces
         .iter()
         .map(|t| Shape {
             streams: t.sources.len(),
@@ -35,24 +35,13 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         })
         .collect();
-    let mut mux = Muxer::new(&traces);
-    let trace_of: Vec<usize> = mux
-        .cursors()
-        .iter()
-        .map(|c| {
-            traces
-                .iter()
-                .position(|t| std::sync::Arc::ptr_eq(t, &c.trace))
-                .unwrap_or(0)
-        })
-        .collect();
     let r = (|| -> Result<(), reef_ctf::Error> {
-        while let Some(i) = mux.next()? {
-            let s = &mut shapes[trace_of[i]];
-            match mux.item(i) {
+        while let Some(m) = src.next()? {
+            let s = &mut shapes[m.trace];
+            match m.item {
                 Item::Event => {
                     s.events += 1;
-                    if let Some(ns) = mux.time_ns(i) {
+                    if let Some(ns) = m.ns {
                         s.first_ns = Some(s.first_ns.map_or(ns, |f| f.min(ns)));
                         s.last_ns = Some(s.last_ns.map_or(ns, |l| l.max(ns)));
                     }
@@ -63,14 +52,11 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     })();
-    for c in mux.cursors() {
-        let t = traces
-            .iter()
-            .position(|t| std::sync::Arc::ptr_eq(t, &c.trace))
-            .unwrap_or(0);
-        shapes[t].packets += c.packets_read;
+    for (i, c) in src.cursors().iter().enumerate() {
+        shapes[src.trace_of[i]].packets += c.packets_read;
     }
-    for ((t, l), s) in traces.iter().zip(&labels).zip(&shapes) {
+    let (traces, labels) = (&src.traces, &src.labels);
+    for ((t, l), s) in traces.iter().zip(labels).zip(&shapes) {
         println!(
             "trace {} ({})",
             t.path.display(),

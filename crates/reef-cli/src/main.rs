@@ -4,6 +4,7 @@ mod cmd_check;
 mod cmd_gen;
 mod cmd_print;
 mod output;
+mod source;
 
 use std::process::ExitCode;
 

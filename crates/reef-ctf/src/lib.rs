@@ -28,6 +28,7 @@
 pub mod access;
 pub mod bits;
 pub mod decode;
+pub mod index;
 pub mod metadata;
 pub mod model;
 pub mod plan;

@@ -172,6 +172,115 @@ impl StreamCursor {
         }
     }
 
+    /// Moves the cursor, before its first [`StreamCursor::next`], to the
+    /// first packet that can hold a message at or after `ns` nanoseconds
+    /// from the origin: the first packet whose end time is at or after it.
+    /// Packets are found with LTTng's `index/<file>.idx` files when present
+    /// and valid, by walking the packet headers and contexts otherwise; no
+    /// event is decoded. Streams without a clock or packet end times are
+    /// left at their start. The packet before the target is read so that
+    /// discarded-event counts stay relative to it.
+    pub fn seek_ns(&mut self, ns: i64) -> Result<(), Error> {
+        if self.packets_read > 0 || self.done {
+            return Ok(());
+        }
+        let trace = self.trace.clone();
+        let sp = &trace.class.streams[self.stream];
+        let Some(ci) = sp.clock else { return Ok(()) };
+        let clock = &trace.class.meta.clocks[ci];
+        let before = |cycles: u64| clock.ns_from_origin(cycles).is_some_and(|t| t < ns);
+        let files = &trace.sources[self.source].files;
+        // The last packet seen before the target: (file index, offset).
+        let mut prev: Option<(usize, u64)> = None;
+        let mut target: Option<(usize, u64)> = None;
+        'files: for (fi, f) in files.iter().enumerate() {
+            if let Some(idx) = crate::index::PacketIndex::open(f) {
+                let n = idx.len();
+                let k = idx.partition_point(|e| e.ts_end.is_some_and(before));
+                if k > 0 {
+                    prev = Some((fi, idx.get(k - 1).offset));
+                }
+                if k < n {
+                    target = Some((fi, idx.get(k).offset));
+                    break 'files;
+                }
+                continue;
+            }
+            let mut off = 0u64;
+            let len = f.data().len() as u64;
+            while off < len {
+                let (_, info, _) = read_packet(
+                    &trace.class,
+                    f,
+                    off,
+                    &mut PacketScratch {
+                        st: &mut self.st,
+                        ph_state: &mut self.ph_state,
+                        scratch: &mut self.scratch,
+                        context: &mut self.packet_context,
+                    },
+                )?;
+                let next = off + info.packet_bits / 8;
+                f.release(off as usize, next as usize);
+                match info.ts_end {
+                    Some(e) if before(e) => prev = Some((fi, off)),
+                    Some(_) => {
+                        target = Some((fi, off));
+                        break 'files;
+                    }
+                    None => return Ok(()),
+                }
+                off = next;
+            }
+        }
+        let (fi, off) = match target {
+            Some(t) => t,
+            None => {
+                // Every packet ends before `ns`: nothing to read.
+                self.done = true;
+                return Ok(());
+            }
+        };
+        if let Some((pfi, poff)) = prev {
+            let (_, info, _) = read_packet(
+                &trace.class,
+                &files[pfi],
+                poff,
+                &mut PacketScratch {
+                    st: &mut self.st,
+                    ph_state: &mut self.ph_state,
+                    scratch: &mut self.scratch,
+                    context: &mut self.packet_context,
+                },
+            )?;
+            self.prev_packet = Some(info);
+        }
+        self.file_idx = fi;
+        self.file = Some(files[fi].clone());
+        self.next_packet = off;
+        Ok(())
+    }
+
+    /// Time of the beginning of this stream's first packet, in cycles.
+    pub fn first_packet_begin(&mut self) -> Result<Option<u64>, Error> {
+        let trace = self.trace.clone();
+        let Some(f) = trace.sources[self.source].files.first() else {
+            return Ok(None);
+        };
+        let (_, info, _) = read_packet(
+            &trace.class,
+            f,
+            0,
+            &mut PacketScratch {
+                st: &mut self.st,
+                ph_state: &mut self.ph_state,
+                scratch: &mut self.scratch,
+                context: &mut self.packet_context,
+            },
+        )?;
+        Ok(info.ts_begin)
+    }
+
     fn err_at(&self, offset: u64, msg: String) -> Error {
         Error::Stream {
             path: self

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use reef_ctf::{Error, Item, StreamCursor, Trace};
 
+pub mod time;
+
 /// Finds every trace (a directory holding a `metadata` file) under `paths`,
 /// recursively, in path order. A trace directory is not searched further.
 pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
@@ -79,6 +81,8 @@ pub struct Muxer {
     items: Vec<Option<Item>>,
     /// Last known time of each cursor, for items that carry none.
     last_ns: Vec<i64>,
+    /// Decoding threads (1: decode on the calling thread).
+    workers: usize,
     heap: BinaryHeap<Reverse<Key>>,
     /// Cursor whose item was handed out last and must advance next.
     advance: Option<usize>,
@@ -134,12 +138,53 @@ impl Muxer {
             cursors,
             items: vec![None; n],
             last_ns: vec![i64::MIN; n],
+            workers: 1,
             heap: BinaryHeap::with_capacity(n),
             advance: None,
             started: false,
             rank: (0..n).collect(),
             last_emitted: i64::MIN,
         }
+    }
+
+    /// Decodes the streams on `n` threads (1: on the calling thread). The
+    /// messages and their order do not depend on `n`.
+    pub fn workers(mut self, n: usize) -> Muxer {
+        self.workers = n.max(1);
+        self
+    }
+
+    /// The earliest packet beginning time of all streams, in ns from the
+    /// origin (reads only the first packet header of each stream).
+    pub fn first_ns(&mut self) -> Option<i64> {
+        let mut first: Option<i64> = None;
+        for c in &mut self.cursors {
+            let Ok(Some(cy)) = c.first_packet_begin() else {
+                continue;
+            };
+            let sp = &c.trace.class.streams[c.stream];
+            let ns = sp
+                .clock
+                .and_then(|ci| c.trace.class.meta.clocks[ci].ns_from_origin(cy));
+            if let Some(ns) = ns {
+                first = Some(first.map_or(ns, |f| f.min(ns)));
+            }
+        }
+        first
+    }
+
+    /// Before the first [`Muxer::next`]: moves every stream to the first
+    /// packet that can hold a message at or after `ns` (see
+    /// [`StreamCursor::seek_ns`]). Messages before `ns` may still follow;
+    /// the caller trims them.
+    pub fn seek_ns(&mut self, ns: i64) -> Result<(), Error> {
+        if self.started {
+            return Ok(());
+        }
+        for c in &mut self.cursors {
+            c.seek_ns(ns)?;
+        }
+        Ok(())
     }
 
     pub fn cursor(&self, i: usize) -> &StreamCursor {

@@ -1,0 +1,299 @@
+//! The reading options every reading command shares, and the merged,
+//! time-ordered event source they iterate.
+//!
+//! A command that reads traces flattens [`ReadOpts`] into its arguments and
+//! iterates a [`Source`]:
+//!
+//! ```ignore
+//! #[derive(clap::Args)]
+//! pub struct StatsArgs {
+//!     #[command(flatten)]
+//!     pub read: crate::source::ReadOpts,
+//!     // ... the command's own options
+//! }
+//!
+//! pub fn run(a: &StatsArgs) -> anyhow::Result<ExitCode> {
+//!     let mut src = crate::source::Source::open(&a.read)?;
+//!     while let Some(m) = src.next()? {
+//!         if m.item == reef_ctf::Item::Event {
+//!             let name = m.cursor.event_name();   // fields: reef_ctf::access
+//!             // ...
+//!         }
+//!     }
+//!     Ok(ExitCode::SUCCESS)
+//! }
+//! ```
+//!
+//! [`Source::open`] finds the traces under the paths (recursively), merges
+//! directories that share a trace UUID (LTTng rotation chunks) into one
+//! trace, names each trace as babeltrace2 does (for tie-breaks and the
+//! `trace` field), and merges every stream of every trace in time order.
+//! `--begin`/`--end` trim the messages to a time window (babeltrace2's
+//! formats, local time unless [`Source::set_gmt`]); streams are first moved
+//! to the packet holding `--begin` (LTTng index files, or packet contexts)
+//! rather than decoded from their start. `-j N` decodes streams on N worker
+//! threads; the order and content of messages do not depend on N.
+//!
+//! Per-message filtering (e.g. a `--filter` expression) goes through
+//! [`Source::set_filter`]: a message the filter rejects is skipped inside
+//! [`Source::next`], after the time window.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::bail;
+use reef_ctf::{EnvValue, Error, Item, StreamCursor, Trace, TraceClass};
+use reef_iter::time::TimeSpec;
+use reef_iter::{find_traces, Muxer};
+use reef_print::TraceLabel;
+
+/// Options shared by every command that reads traces.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReadOpts {
+    /// Trace directories, or directories searched recursively for traces.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Skip messages before this time: `YYYY-MM-DD HH:II[:SS[.NANO]]`,
+    /// `HH:II[:SS[.NANO]]` (on the first message's date) or `[-]SEC[.NANO]`
+    /// (from the clock's origin), as babeltrace2's --begin.
+    #[arg(long, value_name = "TIME")]
+    pub begin: Option<TimeSpec>,
+    /// Stop after this time (same formats as --begin).
+    #[arg(long, value_name = "TIME")]
+    pub end: Option<TimeSpec>,
+    /// Decode streams on this many worker threads (default: the number of
+    /// CPUs, at most 8; 1 decodes on the main thread).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub workers: Option<usize>,
+}
+
+impl ReadOpts {
+    /// The number of decoding threads to use.
+    pub fn worker_count(&self) -> usize {
+        self.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(8)
+        })
+    }
+}
+
+/// babeltrace2's name for a trace: its `hostname` env entry, then its path
+/// relative to the input directory it was found under, joined by `/`.
+pub fn trace_label(trace: &Trace, input: &std::path::Path) -> TraceLabel {
+    let mut name = match trace.meta().env_get("hostname") {
+        Some(EnvValue::Str(s)) => s.clone(),
+        _ => String::new(),
+    };
+    if let Ok(rel) = trace.path.strip_prefix(input) {
+        let rel = rel.to_string_lossy();
+        if !rel.is_empty() {
+            if !name.is_empty() {
+                name.push('/');
+            }
+            name.push_str(&rel);
+        }
+    }
+    TraceLabel { name }
+}
+
+/// Finds and opens the traces under `paths`, with their labels. Trace
+/// directories that share a trace UUID are merged into one trace, named by
+/// its hostname alone, as babeltrace2 does.
+pub fn open_all(paths: &[PathBuf]) -> anyhow::Result<(Vec<Arc<Trace>>, Vec<TraceLabel>)> {
+    struct Found {
+        class: TraceClass,
+        dirs: Vec<PathBuf>,
+        input: PathBuf,
+    }
+    let mut found: Vec<Found> = Vec::new();
+    for input in paths {
+        let dirs = find_traces(std::slice::from_ref(input))?;
+        if dirs.is_empty() {
+            bail!(
+                "no CTF trace (a directory holding a `metadata` file) found under {}",
+                input.display()
+            );
+        }
+        for dir in dirs {
+            let class = TraceClass::load(&dir)?;
+            let same = class
+                .meta
+                .uuid
+                .and_then(|u| found.iter_mut().find(|f| f.class.meta.uuid == Some(u)));
+            match same {
+                Some(f) => f.dirs.push(dir),
+                None => found.push(Found {
+                    class,
+                    dirs: vec![dir],
+                    input: input.clone(),
+                }),
+            }
+        }
+    }
+    let mut traces = Vec::new();
+    let mut labels = Vec::new();
+    for f in found {
+        let merged = f.dirs.len() > 1;
+        let t = Arc::new(Trace::from_class(f.class, &f.dirs)?);
+        labels.push(if merged {
+            TraceLabel {
+                name: match t.meta().env_get("hostname") {
+                    Some(EnvValue::Str(s)) => s.clone(),
+                    _ => String::new(),
+                },
+            }
+        } else {
+            trace_label(&t, &f.input)
+        });
+        traces.push(t);
+    }
+    Ok((traces, labels))
+}
+
+/// One message of the merged sequence.
+#[allow(dead_code)] // `stream` is for the commands that need it
+pub struct Msg<'a> {
+    /// Index of the stream (cursor) among all the streams of all traces.
+    pub stream: usize,
+    /// Index of the trace in [`Source::traces`].
+    pub trace: usize,
+    pub item: Item,
+    /// The stream's cursor: for an event, its decoded fields
+    /// (`cursor.event`, `cursor.packet_context`, `reef_ctf::access`).
+    pub cursor: &'a StreamCursor,
+    pub label: &'a TraceLabel,
+    /// Nanoseconds from the origin, when the stream has a clock.
+    pub ns: Option<i64>,
+}
+
+type Filter = Box<dyn FnMut(&StreamCursor, Item) -> bool>;
+
+/// Every stream of every trace, merged in time order and trimmed.
+pub struct Source {
+    pub traces: Vec<Arc<Trace>>,
+    pub labels: Vec<TraceLabel>,
+    /// Trace index of each stream.
+    pub trace_of: Vec<usize>,
+    mux: Muxer,
+    begin: Option<TimeSpec>,
+    end: Option<TimeSpec>,
+    gmt: bool,
+    /// Resolved window, in ns from the origin (once the first message is known).
+    window: Option<(i64, i64)>,
+    filter: Option<Filter>,
+    finished: bool,
+}
+
+impl Source {
+    /// Opens the traces under `opts.paths` (see the module documentation).
+    pub fn open(opts: &ReadOpts) -> anyhow::Result<Source> {
+        let (traces, labels) = open_all(&opts.paths)?;
+        let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
+        let mux = Muxer::with_names(&traces, &names).workers(opts.worker_count());
+        let trace_of = mux
+            .cursors()
+            .iter()
+            .map(|c| {
+                traces
+                    .iter()
+                    .position(|t| Arc::ptr_eq(t, &c.trace))
+                    .unwrap_or(0)
+            })
+            .collect();
+        Ok(Source {
+            traces,
+            labels,
+            trace_of,
+            mux,
+            begin: opts.begin,
+            end: opts.end,
+            gmt: false,
+            window: None,
+            filter: None,
+            finished: false,
+        })
+    }
+
+    /// Reads wall-clock `--begin`/`--end` times as UTC rather than local
+    /// time (print's `--clock-gmt`). Call before the first [`Source::next`].
+    pub fn set_gmt(&mut self, gmt: bool) {
+        self.gmt = gmt;
+    }
+
+    /// Skips the messages for which `keep` returns false (after trimming).
+    #[allow(dead_code)] // the hook of `--filter`
+    pub fn set_filter(&mut self, keep: impl FnMut(&StreamCursor, Item) -> bool + 'static) {
+        self.filter = Some(Box::new(keep));
+    }
+
+    /// The cursors of every stream (packet counts, for instance).
+    pub fn cursors(&self) -> &[StreamCursor] {
+        self.mux.cursors()
+    }
+
+    /// Resolves the time window and moves the streams to its beginning.
+    fn start(&mut self) -> Result<(), Error> {
+        if self.begin.is_none() && self.end.is_none() {
+            self.window = Some((i64::MIN, i64::MAX));
+            return Ok(());
+        }
+        let first = self.mux.first_ns();
+        let resolve = |t: &Option<TimeSpec>, dflt: i64| match t {
+            Some(t) => t.resolve(first, self.gmt).unwrap_or(dflt),
+            None => dflt,
+        };
+        let (b, e) = (resolve(&self.begin, i64::MIN), resolve(&self.end, i64::MAX));
+        self.window = Some((b, e));
+        if b != i64::MIN {
+            self.mux.seek_ns(b)?;
+        }
+        Ok(())
+    }
+
+    /// The next message in time order, or `None` at the end.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Msg<'_>>, Error> {
+        if self.window.is_none() {
+            self.start()?;
+        }
+        let (b, e) = self.window.unwrap_or((i64::MIN, i64::MAX));
+        loop {
+            if self.finished {
+                return Ok(None);
+            }
+            let Some(i) = self.mux.next()? else {
+                self.finished = true;
+                return Ok(None);
+            };
+            let ns = self.mux.time_ns(i);
+            let item = self.mux.item(i);
+            if let Some(ns) = ns {
+                if ns > e {
+                    // Streams are in time order: nothing later can be in
+                    // the window.
+                    self.finished = true;
+                    return Ok(None);
+                }
+                if ns < b {
+                    continue;
+                }
+            }
+            if let Some(f) = &mut self.filter {
+                if !f(self.mux.cursor(i), item) {
+                    continue;
+                }
+            }
+            let trace = self.trace_of[i];
+            return Ok(Some(Msg {
+                stream: i,
+                trace,
+                item,
+                cursor: self.mux.cursor(i),
+                label: &self.labels[trace],
+                ns,
+            }));
+        }
+    }
+}
