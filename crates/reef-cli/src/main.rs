@@ -3,6 +3,7 @@
 mod cmd_check;
 mod cmd_gen;
 mod cmd_print;
+mod cmd_stats;
 mod output;
 mod source;
 
@@ -34,6 +35,11 @@ enum Command {
     ///
     /// Example: reef gen events.reef -o build/gen
     Gen(cmd_gen::GenArgs),
+    /// Count events per name, per stream/CPU, per thread and process; time
+    /// range, rates, discarded events and packets.
+    ///
+    /// Example: reef stats --filter '$evt.$name == "sched_*"' ~/lttng-traces/my-session
+    Stats(cmd_stats::StatsArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +49,7 @@ fn main() -> ExitCode {
         Command::Print(a) => cmd_print::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Gen(a) => cmd_gen::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Stats(a) => cmd_stats::run(a),
     };
     match r {
         Ok(code) => code,

@@ -65,6 +65,19 @@ pub struct ReadOpts {
     /// CPUs, at most 8; 1 decodes on the main thread).
     #[arg(short = 'j', long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Keep only the events for which this expression is true, e.g.
+    /// `$evt.$name == "sched_*" && $evt.cpu_id == 1` (see the README's
+    /// "Filter expressions"). Discarded-events notices are kept.
+    #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
+    pub filter: Option<String>,
+}
+
+/// Checks a `--filter` expression when the command line is parsed, so that
+/// a bad one is a usage error (exit status 2) showing where it is wrong.
+fn parse_filter(s: &str) -> Result<String, String> {
+    reef_filter::EventFilter::new(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.render(s))
 }
 
 impl ReadOpts {
@@ -214,6 +227,14 @@ impl Source {
             filter: None,
             finished: false,
         })
+        .map(|mut src| {
+            if let Some(text) = &opts.filter {
+                if let Ok(f) = reef_filter::EventFilter::new(text) {
+                    src.set_filter(move |c, item| item != Item::Event || f.matches(c));
+                }
+            }
+            src
+        })
     }
 
     /// Reads wall-clock `--begin`/`--end` times as UTC rather than local
@@ -223,7 +244,6 @@ impl Source {
     }
 
     /// Skips the messages for which `keep` returns false (after trimming).
-    #[allow(dead_code)] // the hook of `--filter`
     pub fn set_filter(&mut self, keep: impl FnMut(&StreamCursor, Item) -> bool + 'static) {
         self.filter = Some(Box::new(keep));
     }

@@ -27,6 +27,7 @@
 
 pub mod access;
 pub mod bits;
+pub mod capture;
 pub mod decode;
 pub mod index;
 pub mod metadata;

@@ -316,6 +316,9 @@ pub struct Trace {
 impl TraceClass {
     /// Reads, parses and compiles the metadata of the trace in `dir`.
     pub fn load(dir: &Path) -> Result<TraceClass, Error> {
+        if crate::capture::is_capture(dir) {
+            return crate::capture::load_class(dir); // a live capture file
+        }
         let mpath = dir.join("metadata");
         let bytes = std::fs::read(&mpath).map_err(|e| Error::io(&mpath, e))?;
         let merr = |e| Error::Metadata {
@@ -354,6 +357,15 @@ impl Trace {
     pub fn from_class(class: TraceClass, dirs: &[PathBuf]) -> Result<Trace, Error> {
         let mut scanned: Vec<(Arc<StreamFile>, FileScan)> = Vec::new();
         for dir in dirs {
+            if crate::capture::is_capture(dir) {
+                // A live capture file: its streams, unpacked.
+                for sf in crate::capture::stream_files(dir)? {
+                    let sf = Arc::new(sf);
+                    let scan = scan_file(&class, &sf)?;
+                    scanned.push((sf, scan));
+                }
+                continue;
+            }
             let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
                 .map_err(|e| Error::io(dir, e))?
                 .filter_map(|e| e.ok())

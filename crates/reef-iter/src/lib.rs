@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use reef_ctf::{Error, Item, StreamCursor, Trace};
 
+pub mod parallel;
 pub mod time;
 
 /// Finds every trace (a directory holding a `metadata` file) under `paths`,
@@ -26,6 +27,10 @@ pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for p in paths {
         let md = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+        if md.is_file() && reef_ctf::capture::is_capture(p) {
+            out.push(p.clone()); // a live capture file is a trace
+            continue;
+        }
         if !md.is_dir() {
             return Err(Error::io(
                 p,
@@ -83,6 +88,13 @@ pub struct Muxer {
     last_ns: Vec<i64>,
     /// Decoding threads (1: decode on the calling thread).
     workers: usize,
+    /// The worker threads' output, once started with several workers;
+    /// `cursors` are then views presenting it.
+    feed: Option<parallel::Feed>,
+    /// Each cursor's clock conversion.
+    clocks: Vec<Option<ClockConv>>,
+    /// Current key of each cursor, when few streams (a scan beats a heap).
+    keys: Vec<Option<Key>>,
     heap: BinaryHeap<Reverse<Key>>,
     /// Cursor whose item was handed out last and must advance next.
     advance: Option<usize>,
@@ -134,11 +146,22 @@ impl Muxer {
 
     pub fn from_cursors(cursors: Vec<StreamCursor>) -> Muxer {
         let n = cursors.len();
+        let clocks = cursors
+            .iter()
+            .map(|c| {
+                let sp = &c.trace.class.streams[c.stream];
+                sp.clock
+                    .map(|ci| ClockConv::new(&c.trace.class.meta.clocks[ci]))
+            })
+            .collect();
         Muxer {
             cursors,
             items: vec![None; n],
             last_ns: vec![i64::MIN; n],
             workers: 1,
+            feed: None,
+            clocks,
+            keys: vec![None; n],
             heap: BinaryHeap::with_capacity(n),
             advance: None,
             started: false,
@@ -207,33 +230,75 @@ impl Muxer {
     }
 
     fn pull(&mut self, i: usize) -> Result<(), Error> {
-        let item = self.cursors[i].next()?;
+        let item = match &mut self.feed {
+            Some(feed) => feed.next(i, &mut self.cursors[i])?,
+            None => self.cursors[i].next()?,
+        };
         self.items[i] = item;
-        if let Some(item) = item {
-            let c = &self.cursors[i];
-            let cycles = match item {
-                Item::Event => c.event.ts,
-                Item::DiscardedEvents { begin, end, .. }
-                | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
-            };
-            let sp = &c.trace.class.streams[c.stream];
-            if let (Some(cy), Some(ci)) = (cycles, sp.clock) {
-                if let Some(ns) = c.trace.class.meta.clocks[ci].ns_from_origin(cy) {
-                    self.last_ns[i] = ns;
-                }
+        let Some(item) = item else {
+            self.keys[i] = None;
+            return Ok(());
+        };
+        let c = &self.cursors[i];
+        let cycles = match item {
+            Item::Event => c.event.ts,
+            Item::DiscardedEvents { begin, end, .. } | Item::DiscardedPackets { begin, end, .. } => {
+                begin.or(end)
             }
-            self.heap.push(Reverse(Key {
-                ns: self.last_ns[i],
-                rank: self.rank[i],
-                kind: match item {
-                    Item::Event => 0,
-                    Item::DiscardedEvents { .. } => 1,
-                    Item::DiscardedPackets { .. } => 2,
-                },
-                cursor: i,
-            }));
+        };
+        if let (Some(cy), Some(conv)) = (cycles, &self.clocks[i]) {
+            if let Some(ns) = conv.ns(cy) {
+                self.last_ns[i] = ns;
+            }
+        }
+        let key = Key {
+            ns: self.last_ns[i],
+            rank: self.rank[i],
+            kind: match item {
+                Item::Event => 0,
+                Item::DiscardedEvents { .. } => 1,
+                Item::DiscardedPackets { .. } => 2,
+            },
+            cursor: i,
+        };
+        if self.cursors.len() <= SCAN_MAX {
+            self.keys[i] = Some(key);
+        } else {
+            self.heap.push(Reverse(key));
         }
         Ok(())
+    }
+
+    /// Moves the stream cursors to worker threads, leaving views in their
+    /// place (several workers only).
+    fn start_workers(&mut self) {
+        if self.workers < 2 || self.cursors.is_empty() {
+            return;
+        }
+        let views: Vec<StreamCursor> = self
+            .cursors
+            .iter()
+            .map(|c| StreamCursor::new(c.trace.clone(), c.source))
+            .collect();
+        let real = std::mem::replace(&mut self.cursors, views);
+        self.feed = Some(parallel::Feed::new(real, self.workers));
+    }
+
+    fn pop_min(&mut self) -> Option<Key> {
+        if self.cursors.len() <= SCAN_MAX {
+            let mut best: Option<Key> = None;
+            for k in self.keys.iter().flatten() {
+                if best.is_none_or(|b| *k < b) {
+                    best = Some(*k);
+                }
+            }
+            if let Some(b) = best {
+                self.keys[b.cursor] = None;
+            }
+            best
+        } else {
+            self.heap.pop().map(|Reverse(k)| k)
+        }
     }
 
     /// Advances to the next message in time order and returns the index of
@@ -242,14 +307,15 @@ impl Muxer {
     pub fn next(&mut self) -> Result<Option<usize>, Error> {
         if !self.started {
             self.started = true;
+            self.start_workers();
             for i in 0..self.cursors.len() {
                 self.pull(i)?;
             }
         } else if let Some(i) = self.advance.take() {
             self.pull(i)?;
         }
-        match self.heap.pop() {
-            Some(Reverse(k)) => {
+        match self.pop_min() {
+            Some(k) => {
                 if k.ns < self.last_emitted {
                     // As babeltrace2: a stream going back in time is fatal.
                     let c = &self.cursors[k.cursor];
@@ -267,6 +333,80 @@ impl Muxer {
                 Ok(Some(k.cursor))
             }
             None => Ok(None),
+        }
+    }
+}
+
+/// Up to this many streams, the next message is found by a scan of the
+/// streams' current keys rather than with a heap.
+const SCAN_MAX: usize = 8;
+
+/// A clock's cycles-to-nanoseconds conversion with the offset precomputed:
+/// the same result as [`reef_ctf::ClockClass::ns_from_origin`], without
+/// its per-call 128-bit divisions.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockConv {
+    base: i128,
+    freq: u64,
+}
+
+impl ClockConv {
+    pub fn new(c: &reef_ctf::ClockClass) -> ClockConv {
+        let (secs, off_cycles) = c.normalized_offset();
+        let freq = c.freq.max(1);
+        ClockConv {
+            base: secs as i128 * 1_000_000_000 + cycles_to_ns(off_cycles, freq) as i128,
+            freq,
+        }
+    }
+
+    /// Nanoseconds from the origin of `cycles`, `None` on overflow.
+    #[inline]
+    pub fn ns(&self, cycles: u64) -> Option<i64> {
+        let v = if self.freq == 1_000_000_000 {
+            cycles
+        } else {
+            cycles_to_ns(cycles, self.freq)
+        };
+        i64::try_from(self.base + v as i128).ok()
+    }
+}
+
+/// babeltrace2's conversion: through a double, truncated, saturating.
+#[inline]
+fn cycles_to_ns(cycles: u64, freq: u64) -> u64 {
+    if freq == 1_000_000_000 {
+        return cycles;
+    }
+    let d = 1e9 * cycles as f64 / freq as f64;
+    if d >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        d as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_conv_matches_the_model() {
+        let mut c = reef_ctf::ClockClass::default();
+        for (freq, offset_s, offset) in [
+            (1_000_000_000u64, 1_600_000_000i64, 123_456_789i64),
+            (1_000_000_000, -5, 3),
+            (2_400_000_000, 1_700_000_000, 9_999_999_999),
+            (1_000, 0, -1),
+            (33_333_333, 12, 77),
+        ] {
+            c.freq = freq;
+            c.offset_s = offset_s;
+            c.offset = offset;
+            let conv = ClockConv::new(&c);
+            for cy in [0u64, 1, 999, 123_456_789_012, 1 << 40, u64::MAX / 3, u64::MAX] {
+                assert_eq!(conv.ns(cy), c.ns_from_origin(cy), "{freq} {offset_s} {offset} {cy}");
+            }
         }
     }
 }

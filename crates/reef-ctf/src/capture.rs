@@ -1,0 +1,441 @@
+//! Live captures: the record framing libreef sends to `REEF_LISTEN` clients,
+//! which is also the format of a capture saved with `nc HOST PORT > FILE`.
+//!
+//! A capture is a sequence of records, each a 24-byte little-endian header
+//! then `size` bytes:
+//!
+//! | bytes | field | |
+//! |---|---|---|
+//! | 0..4 | magic | `0x66656572` (`"reef"`) |
+//! | 4..8 | kind | 1 metadata (TSDL text; a later one replaces it), 2 packet (one whole CTF packet), 3 end (the program finished; size 0) |
+//! | 8..16 | stream | the packet's `stream_instance_id`; 0 otherwise |
+//! | 16..24 | size | bytes that follow |
+//!
+//! The first record is metadata. Opening a capture as a trace
+//! ([`load_class`], [`stream_files`]) uses its last metadata record and
+//! copies each stream's packets, in order, into an unlinked temporary file
+//! that is memory-mapped like a stream file: the bytes are exactly those of
+//! `stream_<id>` in the directory `reef listen -o DIR` writes, and errors
+//! name them `CAPTURE#stream_<id>` with offsets into them.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::metadata::{metadata_text, parse_metadata};
+use crate::stream::{read_packet, PacketScratch};
+use crate::trace::{StreamFile, StreamSource, Trace, TraceClass};
+use crate::Error;
+
+/// `"reef"` in little-endian order.
+pub const MAGIC: u32 = 0x6665_6572;
+/// Bytes in a record header.
+pub const HEADER_LEN: usize = 24;
+/// Largest metadata record accepted.
+pub const MAX_METADATA: u64 = 64 << 20;
+/// Largest packet record accepted (libreef's packets are at most 1 GiB).
+pub const MAX_PACKET: u64 = 1 << 30;
+
+/// What a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Metadata,
+    Packet,
+    End,
+}
+
+/// A record header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub kind: Kind,
+    pub stream: u64,
+    pub size: u64,
+}
+
+/// Decodes and checks a record header.
+pub fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Record, String> {
+    let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap_or_default());
+    let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap_or_default());
+    let magic = u32_at(0);
+    if magic != MAGIC {
+        return Err(format!(
+            "bad record magic {magic:#010x}, expected {MAGIC:#010x} (\"reef\")"
+        ));
+    }
+    let (kind, limit) = match u32_at(4) {
+        1 => (Kind::Metadata, MAX_METADATA),
+        2 => (Kind::Packet, MAX_PACKET),
+        3 => (Kind::End, 0),
+        k => return Err(format!("unknown record kind {k}, expected 1, 2 or 3")),
+    };
+    let size = u64_at(16);
+    if size > limit {
+        return Err(format!(
+            "{kind:?} record of {size} bytes, more than the {limit} allowed"
+        ));
+    }
+    Ok(Record {
+        kind,
+        stream: u64_at(8),
+        size,
+    })
+}
+
+/// Reads records one after the other, keeping track of the byte offset
+/// for errors.
+pub struct Reader<R> {
+    inner: R,
+    /// Offset of the next record.
+    offset: u64,
+    /// What errors name: the capture file, or the address read from.
+    name: PathBuf,
+}
+
+impl<R: Read> Reader<R> {
+    pub fn new(inner: R, name: PathBuf) -> Reader<R> {
+        Reader {
+            inner,
+            offset: 0,
+            name,
+        }
+    }
+
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// Offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn err(&self, offset: u64, msg: String) -> Error {
+        Error::Stream {
+            path: self.name.clone(),
+            offset,
+            msg,
+        }
+    }
+
+    /// The next record, its payload in `payload`; `Ok(None)` at the end of
+    /// the input on a record boundary. The payload buffer grows with the
+    /// bytes actually read, not with the size a header announces.
+    pub fn next(&mut self, payload: &mut Vec<u8>) -> Result<Option<Record>, Error> {
+        let mut h = [0u8; HEADER_LEN];
+        let mut got = 0;
+        while got < HEADER_LEN {
+            match self.inner.read(&mut h[got..]) {
+                Ok(0) if got == 0 => return Ok(None),
+                Ok(0) => {
+                    return Err(self.err(
+                        self.offset,
+                        format!("input ends inside a record header ({got} of {HEADER_LEN} bytes)"),
+                    ))
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.name, e)),
+            }
+        }
+        let rec = parse_header(&h).map_err(|m| self.err(self.offset, m))?;
+        if self.offset == 0 && rec.kind != Kind::Metadata {
+            return Err(self.err(0, "the first record is not metadata".into()));
+        }
+        payload.clear();
+        let n = (&mut self.inner)
+            .take(rec.size)
+            .read_to_end(payload)
+            .map_err(|e| Error::io(&self.name, e))?;
+        if (n as u64) < rec.size {
+            return Err(self.err(
+                self.offset,
+                format!(
+                    "input ends inside a {:?} record: {} bytes announced, {n} present",
+                    rec.kind, rec.size
+                ),
+            ));
+        }
+        self.offset += HEADER_LEN as u64 + rec.size;
+        Ok(Some(rec))
+    }
+}
+
+/// Whether `path` is a file that starts like a capture (a metadata record
+/// header).
+pub fn is_capture(path: &Path) -> bool {
+    let mut h = [0u8; 8];
+    let ok = File::open(path)
+        .and_then(|mut f| f.read_exact(&mut h))
+        .is_ok();
+    ok && u32::from_le_bytes([h[0], h[1], h[2], h[3]]) == MAGIC
+        && u32::from_le_bytes([h[4], h[5], h[6], h[7]]) == 1
+}
+
+/// Parses and compiles TSDL metadata received in a record; errors name
+/// `name`.
+pub fn class_from_metadata(bytes: &[u8], name: &Path) -> Result<TraceClass, Error> {
+    let merr = |e| Error::Metadata {
+        path: name.to_path_buf(),
+        err: e,
+    };
+    let text = metadata_text(bytes).map_err(merr)?;
+    let meta = parse_metadata(&text).map_err(merr)?;
+    TraceClass::new(meta).map_err(|msg| Error::Stream {
+        path: name.to_path_buf(),
+        offset: 0,
+        msg,
+    })
+}
+
+/// The compiled metadata of a capture file: its last metadata record.
+pub fn load_class(path: &Path) -> Result<TraceClass, Error> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut r = Reader::new(BufReader::with_capacity(1 << 16, f), path.to_path_buf());
+    let mut buf = Vec::new();
+    let mut meta: Option<Vec<u8>> = None;
+    while let Some(rec) = r.next(&mut buf)? {
+        if rec.kind == Kind::Metadata {
+            meta = Some(std::mem::take(&mut buf));
+        }
+    }
+    let meta = meta.ok_or_else(|| Error::Stream {
+        path: path.to_path_buf(),
+        offset: 0,
+        msg: "capture holds no metadata record".into(),
+    })?;
+    class_from_metadata(&meta, path)
+}
+
+/// A new, already unlinked, temporary file.
+fn temp_file() -> std::io::Result<File> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let p = dir.join(format!(".reef-capture-{}-{n}", std::process::id()));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&p);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Maps a temporary file holding what `fill` writes as a stream file named
+/// `name`.
+pub fn temp_stream_file(
+    name: PathBuf,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<StreamFile, Error> {
+    let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
+    let f = temp_file().map_err(tmp_err)?;
+    {
+        let mut w = BufWriter::with_capacity(1 << 16, &f);
+        fill(&mut w).map_err(tmp_err)?;
+        w.flush().map_err(tmp_err)?;
+    }
+    // SAFETY: the file is private to this process (unlinked, never written
+    // again), so the mapping cannot change under us.
+    let map = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
+    Ok(StreamFile { path: name, map })
+}
+
+/// Each stream of a capture file, its packets copied in order into a
+/// temporary stream file named `CAPTURE#stream_<id>`, in stream id order.
+pub fn stream_files(path: &Path) -> Result<Vec<StreamFile>, Error> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut r = Reader::new(BufReader::with_capacity(1 << 16, f), path.to_path_buf());
+    let mut buf = Vec::new();
+    let mut writers: BTreeMap<u64, BufWriter<File>> = BTreeMap::new();
+    let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
+    while let Some(rec) = r.next(&mut buf)? {
+        if rec.kind != Kind::Packet || buf.is_empty() {
+            continue;
+        }
+        let w = match writers.entry(rec.stream) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(BufWriter::with_capacity(
+                1 << 16,
+                temp_file().map_err(tmp_err)?,
+            )),
+        };
+        w.write_all(&buf).map_err(tmp_err)?;
+    }
+    let mut out = Vec::new();
+    for (id, w) in writers {
+        let f = w.into_inner().map_err(|e| tmp_err(e.into_error()))?;
+        // SAFETY: as in `temp_stream_file`.
+        let map = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
+        let mut name = path.as_os_str().to_os_string();
+        name.push(format!("#stream_{id}"));
+        out.push(StreamFile {
+            path: PathBuf::from(name),
+            map,
+        });
+    }
+    Ok(out)
+}
+
+/// A trace made of `class` and stream files that each hold one stream
+/// (packets received live): the stream class of each is read from its first
+/// packet; the other packets are checked as they are read.
+pub fn trace_from_streams(
+    class: TraceClass,
+    path: PathBuf,
+    files: Vec<StreamFile>,
+) -> Result<Trace, Error> {
+    let slots = class
+        .streams
+        .iter()
+        .map(|s| s.refs.len())
+        .max()
+        .unwrap_or(0);
+    let mut st = crate::decode::State::new(slots);
+    let mut ph = crate::decode::State::new(class.packet_header_slots);
+    let (mut scratch, mut ctx) = (Vec::new(), Vec::new());
+    let mut sources = Vec::new();
+    for sf in files {
+        let (stream, info, _) = read_packet(
+            &class,
+            &sf,
+            0,
+            &mut PacketScratch {
+                st: &mut st,
+                ph_state: &mut ph,
+                scratch: &mut scratch,
+                context: &mut ctx,
+            },
+        )?;
+        sources.push(StreamSource {
+            stream,
+            instance_id: info.stream_instance_id,
+            files: vec![Arc::new(sf)],
+        });
+    }
+    Ok(Trace {
+        path: path.clone(),
+        dirs: vec![path],
+        class,
+        sources,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(magic: u32, kind: u32, stream: u64, size: u64) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.extend_from_slice(&magic.to_le_bytes());
+        h.extend_from_slice(&kind.to_le_bytes());
+        h.extend_from_slice(&stream.to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h
+    }
+
+    fn read_all(bytes: &[u8]) -> Result<Vec<(Record, Vec<u8>)>, Error> {
+        let mut r = Reader::new(bytes, PathBuf::from("cap"));
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(rec) = r.next(&mut buf)? {
+            out.push((rec, buf.clone()));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn records_in_order() {
+        let mut b = header(MAGIC, 1, 0, 3);
+        b.extend_from_slice(b"abc");
+        b.extend(header(MAGIC, 2, 7, 2));
+        b.extend_from_slice(b"xy");
+        b.extend(header(MAGIC, 3, 0, 0));
+        let recs = read_all(&b).unwrap();
+        assert_eq!(recs.len(), 3);
+        assert_eq!(recs[0].0.kind, Kind::Metadata);
+        assert_eq!(recs[0].1, b"abc");
+        assert_eq!(
+            recs[1].0,
+            Record {
+                kind: Kind::Packet,
+                stream: 7,
+                size: 2
+            }
+        );
+        assert_eq!(recs[1].1, b"xy");
+        assert_eq!(recs[2].0.kind, Kind::End);
+    }
+
+    fn err_text(bytes: &[u8]) -> String {
+        read_all(bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_input_names_the_offset() {
+        let mut b = header(MAGIC, 1, 0, 1);
+        b.push(b'x');
+        b.extend(header(0x1234_5678, 2, 0, 0));
+        assert_eq!(
+            err_text(&b),
+            "cap: at byte 25: bad record magic 0x12345678, expected 0x66656572 (\"reef\")"
+        );
+
+        let mut b = header(MAGIC, 1, 0, 1);
+        b.push(b'x');
+        b.extend(header(MAGIC, 9, 0, 0));
+        assert_eq!(
+            err_text(&b),
+            "cap: at byte 25: unknown record kind 9, expected 1, 2 or 3"
+        );
+
+        let mut b = header(MAGIC, 1, 0, 10);
+        b.extend_from_slice(b"abc");
+        assert_eq!(
+            err_text(&b),
+            "cap: at byte 0: input ends inside a Metadata record: 10 bytes announced, 3 present"
+        );
+
+        let b = header(MAGIC, 1, 0, 0);
+        assert_eq!(
+            err_text(&b[..10]),
+            "cap: at byte 0: input ends inside a record header (10 of 24 bytes)"
+        );
+
+        let b = header(MAGIC, 2, 0, 0);
+        assert_eq!(
+            err_text(&b),
+            "cap: at byte 0: the first record is not metadata"
+        );
+
+        // A size no allocation follows: refused before reading on.
+        let b = header(MAGIC, 2, 0, u64::MAX);
+        let mut m = header(MAGIC, 1, 0, 0);
+        m.extend(b);
+        assert_eq!(
+            err_text(&m),
+            "cap: at byte 24: Packet record of 18446744073709551615 bytes, more than the 1073741824 allowed"
+        );
+    }
+
+    #[test]
+    fn empty_input_is_no_record() {
+        assert!(read_all(&[]).unwrap().is_empty());
+    }
+}
