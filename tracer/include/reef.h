@@ -21,6 +21,24 @@
  *                      enable; a leading '-' on a name disables it
  *   REEF_CLOCK         auto | tsc | monotonic             (default: auto)
  *
+ * Live streaming (see tracer/README.md, "Live"; each overrides the matching
+ * `struct reef_config` field):
+ *   REEF_LISTEN        [ADDR]:PORT, PORT, ADDR, or 1/on: accept clients on
+ *                      that TCP address (default address 127.0.0.1, port
+ *                      6666; port 0: any free port). The address is printed
+ *                      on stderr ("libreef: listening on ADDR:PORT").
+ *   REEF_FLUSH_MS      while a client is connected, send the recorded part
+ *                      of packets still being filled this often (default
+ *                      100; 0: only full packets)
+ *   REEF_LIVE_SINK     network | both: while a client is connected, packets
+ *                      go only to clients (default) or also to the directory
+ *   REEF_CLIENT_BUFFER bytes queued per client before packets are dropped
+ *                      for it (default 4M)
+ *   REEF_LISTEN_WAIT   milliseconds the first event waits for a first client
+ *                      (default 0)
+ *   REEF_LINGER_MS     at exit, how long clients are given to take what is
+ *                      queued for them (default 2000)
+ *
  * Modes:
  *   discard    when every packet of a thread waits for the consumer, new
  *              events are dropped and counted (CTF `events_discarded`).
@@ -73,6 +91,13 @@ struct reef_config {
 	size_t packet_size;       /* bytes; 0: 64 KiB; at least 4 KiB */
 	const char *subsystems;   /* NULL: all; same syntax as REEF_SUBSYSTEMS */
 	enum reef_clock clock;
+	/* Live streaming (REEF_LISTEN and friends above). */
+	const char *listen;       /* NULL: no clients; "[ADDR]:PORT" */
+	int live_flush_ms;        /* 0: 100 ms; < 0: only full packets */
+	int live_both;            /* 1: the directory too while clients are connected */
+	size_t client_buffer;     /* bytes per client; 0: 4 MiB */
+	int listen_wait_ms;       /* the first event waits this long for a client */
+	int linger_ms;            /* 0: 2000; < 0: none */
 };
 
 /* A `reef gen` schema; generated headers register theirs automatically. */

@@ -311,6 +311,7 @@ static void do_init(void)
 	if (pthread_create(&reef__st.consumer, NULL, reef__consumer_main, NULL))
 		warn("cannot start the consumer thread; packets are written at flush and exit", NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	reef__net_start(); /* REEF_LISTEN: live clients (net.c) */
 
 	__atomic_store_n(&reef__st.initialised, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&control_lock);
@@ -555,7 +556,8 @@ static int open_packet(struct reef_buf *b)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	b->cur = pkt;
 	fill_packet_header(b, pkt);
-	reef__tls.pos = pkt + REEF_PACKET_HEADER_SIZE;
+	/* Release: net.c reads the header of the packet `pos` points into. */
+	__atomic_store_n(&reef__tls.pos, pkt + REEF_PACKET_HEADER_SIZE, __ATOMIC_RELEASE);
 	reef__tls.end = pkt + b->packet_size;
 	return 1;
 }
@@ -720,6 +722,7 @@ void reef_shutdown(void)
 	reef__clock_refine();
 	reef__write_metadata();
 	reef__wake_consumer();
+	reef__net_finish(); /* live clients: the rest, the metadata, the end */
 }
 
 static void at_exit(void)
@@ -749,4 +752,5 @@ static void after_fork_child(void)
 	reef__st.stop = 1;
 	reef__tls.dead = 1;
 	reef__tls.pos = reef__tls.end = NULL;
+	reef__net_after_fork();
 }

@@ -39,6 +39,21 @@
 
 #define REEF_SLOT_WRITING UINT64_MAX
 
+/* net.c's state for one stream (guarded by net.c's lock). */
+#define REEF_MAX_CLIENTS 16
+struct reef_live {
+	int partial;               /* a part of packet `pkt_seq` was sent ... */
+	uint32_t off;              /* ... up to this byte */
+	uint64_t pkt_seq;
+	uint64_t ts;               /* end time of that part */
+	uint64_t last_discarded;   /* events_discarded of the last packet or part */
+	struct {
+		uint64_t gen;      /* the client this entry is for */
+		uint64_t seq;      /* its next packet_seq_num */
+		uint64_t discarded_base;
+	} cli[REEF_MAX_CLIENTS];
+};
+
 struct reef_buf {
 	/* Writer-only. */
 	char *base;
@@ -60,6 +75,7 @@ struct reef_buf {
 	int retired;               /* the thread has exited */
 	int fd;                    /* stream file, -1 until opened */
 	uint64_t reported_discarded; /* events_discarded of the last packet written */
+	struct reef_live live;     /* net.c */
 	struct reef_buf *next;
 };
 
@@ -103,6 +119,16 @@ int reef__write_metadata(void) REEF_HIDDEN;
 int reef__drain(int overwrite_snapshot) REEF_HIDDEN;
 int reef__write_packet(struct reef_buf *b, const char *pkt) REEF_HIDDEN;
 void *reef__consumer_main(void *arg) REEF_HIDDEN;
+/* The expanded metadata text (malloc'd), or NULL. */
+char *reef__metadata_text(size_t *len) REEF_HIDDEN;
+
+/* net.c: live clients (REEF_LISTEN). */
+void reef__net_start(void) REEF_HIDDEN;
+/* A closed packet of `b` (`n` bytes): sent to clients; returns 1 if it
+ * should also go to the directory. */
+int reef__net_packet(struct reef_buf *b, const char *pkt, size_t n) REEF_HIDDEN;
+void reef__net_finish(void) REEF_HIDDEN;
+void reef__net_after_fork(void) REEF_HIDDEN;
 
 static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }
 static inline void reef__store32(char *p, uint32_t v) { memcpy(p, &v, 4); }

@@ -107,19 +107,28 @@ static void expand_line(char **out, size_t *len, size_t *cap, const char *line)
 	}
 }
 
-int reef__write_metadata(void)
+char *reef__metadata_text(size_t *lenp)
 {
 	const struct reef_schema *s = reef__st.schema;
-	char *text = NULL, path[4200], tmp[4210];
+	char *text = NULL;
 	size_t len = 0, cap = 0;
 	const char *const *l;
-	int fd, rc;
 	if (!s)
-		return -1;
+		return NULL;
 	for (l = s->metadata; *l; l++) {
 		expand_line(&text, &len, &cap, *l);
 		append(&text, &len, &cap, "\n", 1);
 	}
+	*lenp = len;
+	return text;
+}
+
+int reef__write_metadata(void)
+{
+	char *text, path[4200], tmp[4210];
+	size_t len = 0;
+	int fd, rc;
+	text = reef__metadata_text(&len);
 	if (!text)
 		return -1;
 	snprintf(path, sizeof(path), "%s/metadata", reef__st.dir);
@@ -143,6 +152,10 @@ int reef__write_packet(struct reef_buf *b, const char *pkt)
 	size_t n = (size_t)(bits / 8u);
 	if (n < REEF_PACKET_HEADER_SIZE || n > b->packet_size)
 		return -1;
+	if (!reef__net_packet(b, pkt, n)) {
+		b->reported_discarded = reef__load64(pkt + REEF_OFF_DISCARDED);
+		return 0; /* went to live clients only */
+	}
 	if (b->fd < 0) {
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/stream_%llu", reef__st.dir,
