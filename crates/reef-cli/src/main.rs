@@ -1,5 +1,6 @@
 //! `reef`: read, check and record CTF traces.
 
+mod cmd_analyses;
 mod cmd_check;
 mod cmd_gen;
 mod cmd_listen;
@@ -36,6 +37,36 @@ enum Command {
     ///
     /// Example: reef gen events.reef -o build/gen
     Gen(cmd_gen::GenArgs),
+    /// CPU usage per thread, per CPU and in total over an LTTng kernel
+    /// trace, as lttng-cputop (same numbers); --lami for Trace Compass.
+    ///
+    /// Example: reef cputop --limit 20 ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Cputop(cmd_analyses::CputopArgs),
+    /// System call count, duration statistics and return values per
+    /// thread, as lttng-syscallstats; --lami for Trace Compass.
+    ///
+    /// Example: reef syscallstats --begin 18:18:56 ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Syscallstats(cmd_analyses::SyscallstatsArgs),
+    /// Hard and soft IRQ durations and raise latencies, as lttng-irqstats;
+    /// --lami for Trace Compass.
+    ///
+    /// Example: reef irqstats --lami ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Irqstats(cmd_analyses::IrqstatsArgs),
+    /// Scheduling latencies (wakeup to switch-in) in total, per thread and
+    /// per priority, as lttng-schedstats; --lami for Trace Compass.
+    ///
+    /// Example: reef schedstats --total --per-prio ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Schedstats(cmd_analyses::SchedstatsArgs),
+    /// Pages allocated and freed per thread, as lttng-memtop; --lami for
+    /// Trace Compass.
+    ///
+    /// Example: reef memtop --limit 5 ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Memtop(cmd_analyses::MemtopArgs),
     /// Connect to a program traced with REEF_LISTEN and receive its trace
     /// live: write it as a CTF trace directory (-o) and/or print its events
     /// as they arrive (--print, the default without -o).
@@ -56,6 +87,11 @@ fn main() -> ExitCode {
         Command::Print(a) => cmd_print::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Gen(a) => cmd_gen::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Cputop(a) => cmd_analyses::cputop(a),
+        Command::Syscallstats(a) => cmd_analyses::syscallstats(a),
+        Command::Irqstats(a) => cmd_analyses::irqstats(a),
+        Command::Schedstats(a) => cmd_analyses::schedstats(a),
+        Command::Memtop(a) => cmd_analyses::memtop(a),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
     };

@@ -1,0 +1,185 @@
+//! Hard and soft interrupt statistics, as `lttng-irqstats`.
+//!
+//! - Hard IRQs (`irq_handler_entry`/`_exit`): duration from entry to the
+//!   exit of the same IRQ on the same CPU; named after the names their
+//!   entries gave (joined by `, ` when several).
+//! - Soft IRQs (`softirq_raise`/`_entry`/`_exit`): duration from entry to
+//!   exit; raise latency from raise to entry when the raise was seen.
+//!   Named after the kernel's vector names (`TIMER_SOFTIRQ`, ...).
+//! - Rows by IRQ number / vector; count, min, average, max and sample
+//!   standard deviation (unknown under 2 values). Only these event names
+//!   count: traces of newer kernels that name them `irq_softirq_*` give no
+//!   soft IRQ rows, as with lttng-analyses.
+
+use std::collections::BTreeMap;
+
+use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
+use crate::state::{HardIrq, Listener, SoftIrq, State};
+use crate::stats::Durations;
+use crate::Analysis;
+
+pub static METADATA: Metadata = Metadata {
+    title: "System interrupt analysis",
+    description: "Interrupt statistics",
+    tags: &["interrupt", "stats"],
+    tables: &[
+        TableClass {
+            name: "hard-stats",
+            title: "Hardware interrupt statistics",
+            columns: &[
+                col("Interrupt", "irq"),
+                col_unit("Interrupt count", "number", "interrupts"),
+                col("Minimum duration", "duration"),
+                col("Average duration", "duration"),
+                col("Maximum duration", "duration"),
+                col("Interrupt duration standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "soft-stats",
+            title: "Software interrupt statistics",
+            columns: &[
+                col("Interrupt", "irq"),
+                col_unit("Interrupt count", "number", "interrupts"),
+                col("Minimum duration", "duration"),
+                col("Average duration", "duration"),
+                col("Maximum duration", "duration"),
+                col("Interrupt duration standard deviation", "duration"),
+                col_unit("Interrupt raise count", "number", "interrupt raises"),
+                col("Minimum raise latency", "duration"),
+                col("Average raise latency", "duration"),
+                col("Maximum raise latency", "duration"),
+                col("Interrupt raise latency standard deviation", "duration"),
+            ],
+        },
+    ],
+};
+
+/// Soft IRQ vector names, from the kernel's `include/linux/interrupt.h`
+/// (as of the kernels lttng-analyses 0.6 knew).
+const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI_SOFTIRQ",
+    "TIMER_SOFTIRQ",
+    "NET_TX_SOFTIRQ",
+    "NET_RX_SOFTIRQ",
+    "BLOCK_SOFTIRQ",
+    "BLOCK_IOPOLL_SOFTIRQ",
+    "TASKLET_SOFTIRQ",
+    "SCHED_SOFTIRQ",
+    "HRTIMER_SOFTIRQ",
+    "RCU_SOFTIRQ",
+];
+
+#[derive(Debug, Default)]
+struct HardStats {
+    names: Vec<String>,
+    d: Durations,
+}
+
+#[derive(Debug, Default)]
+struct SoftStats {
+    d: Durations,
+    latency: Durations,
+}
+
+#[derive(Debug, Default)]
+pub struct Irqstats {
+    hard: BTreeMap<i64, HardStats>,
+    soft: BTreeMap<i64, SoftStats>,
+}
+
+impl Irqstats {
+    pub fn new() -> Irqstats {
+        Irqstats::default()
+    }
+}
+
+impl Listener for Irqstats {
+    fn irq_entry(&mut self, irq: i64, name: &str) {
+        let s = self.hard.entry(irq).or_default();
+        if !s.names.iter().any(|n| n == name) {
+            s.names.push(name.to_string());
+        }
+    }
+
+    fn irq_exit(&mut self, irq: &HardIrq) {
+        // lttng-analyses has no duration when either time is 0.
+        if irq.begin == 0 || irq.end == 0 {
+            return;
+        }
+        let s = self.hard.entry(irq.irq).or_insert_with(|| HardStats {
+            names: vec!["unknown".to_string()],
+            d: Durations::default(),
+        });
+        s.d.add(irq.end - irq.begin);
+    }
+
+    fn softirq_exit(&mut self, irq: &SoftIrq) {
+        // Raised but never entered: no duration.
+        let Some(begin) = irq.begin.filter(|&b| b != 0 && irq.end != 0) else {
+            return;
+        };
+        let s = self.soft.entry(irq.vec).or_default();
+        s.d.add(irq.end - begin);
+        if let Some(r) = irq.raise {
+            s.latency.add(begin - r);
+        }
+    }
+}
+
+fn common(d: &Durations) -> [serde_json::Value; 5] {
+    [
+        lami::number(d.count as i64),
+        lami::duration(d.min),
+        lami::duration_f(d.mean()),
+        lami::duration(d.max),
+        lami::duration_opt(d.stdev()),
+    ]
+}
+
+impl Analysis for Irqstats {
+    fn metadata() -> &'static Metadata {
+        &METADATA
+    }
+
+    fn begin(&mut self, _ts: i64) {
+        self.hard.clear();
+        self.soft.clear();
+    }
+
+    fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
+        let m = &METADATA;
+        let mut hard = Table::new(&m.tables[0], begin, end);
+        for (nr, s) in &self.hard {
+            if s.d.count == 0 {
+                continue;
+            }
+            let mut row = vec![lami::irq(true, *nr, Some(&s.names.join(", ")))];
+            row.extend(common(&s.d));
+            hard.rows.push(row);
+        }
+        let mut soft = Table::new(&m.tables[1], begin, end);
+        for (vec, s) in &self.soft {
+            if s.d.count == 0 {
+                continue;
+            }
+            let name = usize::try_from(*vec)
+                .ok()
+                .and_then(|v| SOFTIRQ_NAMES.get(v))
+                .copied();
+            let mut row = vec![lami::irq(false, *vec, name)];
+            row.extend(common(&s.d));
+            row.push(lami::number(s.latency.count as i64));
+            if s.latency.count == 0 {
+                row.extend(std::iter::repeat_with(lami::unknown).take(4));
+            } else {
+                row.push(lami::duration(s.latency.min));
+                row.push(lami::duration_f(s.latency.mean()));
+                row.push(lami::duration(s.latency.max));
+                row.push(lami::duration_opt(s.latency.stdev()));
+            }
+            soft.rows.push(row);
+        }
+        vec![hard, soft]
+    }
+}

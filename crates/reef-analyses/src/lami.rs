@@ -1,0 +1,304 @@
+//! LAMI 1.0 ("Linux Analysis Machine Interface"), the JSON that Trace
+//! Compass reads from external analyses: a metadata document describing the
+//! analysis and its table classes, and a results document holding result
+//! tables whose cells are typed objects (`{"class": "duration", "value":
+//! 1200}`). Durations are in nanoseconds, timestamps in nanoseconds from
+//! the Epoch, ratios in [0, 1].
+//!
+//! This module also renders result tables as text for people.
+
+use serde_json::{json, Map, Value};
+
+/// One column of a table class.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub title: &'static str,
+    /// The LAMI class of the column's cells (`number`, `duration`, ...).
+    pub class: &'static str,
+    pub unit: Option<&'static str>,
+}
+
+pub const fn col(title: &'static str, class: &'static str) -> Column {
+    Column {
+        title,
+        class,
+        unit: None,
+    }
+}
+
+pub const fn col_unit(title: &'static str, class: &'static str, unit: &'static str) -> Column {
+    Column {
+        title,
+        class,
+        unit: Some(unit),
+    }
+}
+
+/// A table class: a name that result tables refer to, a title, columns.
+#[derive(Debug, Clone, Copy)]
+pub struct TableClass {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub columns: &'static [Column],
+}
+
+/// What an analysis says about itself in `--metadata`.
+#[derive(Debug, Clone, Copy)]
+pub struct Metadata {
+    pub title: &'static str,
+    pub description: &'static str,
+    pub tags: &'static [&'static str],
+    pub tables: &'static [TableClass],
+}
+
+impl Metadata {
+    /// The LAMI metadata document.
+    pub fn to_json(&self) -> Value {
+        let mut classes = Map::new();
+        for t in self.tables {
+            let cols: Vec<Value> = t
+                .columns
+                .iter()
+                .map(|c| {
+                    let mut o = json!({"title": c.title, "class": c.class});
+                    if let Some(u) = c.unit {
+                        o["unit"] = json!(u);
+                    }
+                    o
+                })
+                .collect();
+            classes.insert(
+                t.name.to_string(),
+                json!({"title": t.title, "column-descriptions": cols}),
+            );
+        }
+        let mut tags = vec!["linux-kernel", "reef"];
+        tags.extend_from_slice(self.tags);
+        let v = |s: &str| s.parse::<u64>().unwrap_or(0);
+        json!({
+            "mi-version": {"major": 1, "minor": 0},
+            "version": {
+                "major": v(env!("CARGO_PKG_VERSION_MAJOR")),
+                "minor": v(env!("CARGO_PKG_VERSION_MINOR")),
+                "patch": v(env!("CARGO_PKG_VERSION_PATCH")),
+                "extra": "",
+            },
+            "title": self.title,
+            "description": self.description,
+            "authors": ["the reef authors"],
+            "url": "",
+            "tags": tags,
+            "table-classes": Value::Object(classes),
+        })
+    }
+
+    pub fn table(&self, name: &str) -> Option<&'static TableClass> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// A result table: rows of LAMI cells over a time range.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub class: &'static TableClass,
+    /// Shown after the title in brackets; in LAMI the table then gets an
+    /// inline class inheriting from `class` with that full title.
+    pub subtitle: Option<String>,
+    pub begin: i64,
+    pub end: i64,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl Table {
+    pub fn new(class: &'static TableClass, begin: i64, end: i64) -> Table {
+        Table {
+            class,
+            subtitle: None,
+            begin,
+            end,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn title(&self) -> String {
+        match &self.subtitle {
+            Some(s) => format!("{} [{}]", self.class.title, s),
+            None => self.class.title.to_string(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let class = match &self.subtitle {
+            Some(_) => json!({"inherit": self.class.name, "title": self.title()}),
+            None => json!(self.class.name),
+        };
+        json!({
+            "class": class,
+            "time-range": time_range(self.begin, self.end),
+            "data": self.rows,
+        })
+    }
+}
+
+/// The LAMI results document; tables without rows are left out.
+pub fn results_json(tables: &[Table]) -> Value {
+    let results: Vec<Value> = tables
+        .iter()
+        .filter(|t| !t.rows.is_empty())
+        .map(Table::to_json)
+        .collect();
+    json!({ "results": results })
+}
+
+// Cell constructors.
+
+pub fn number(v: i64) -> Value {
+    json!({"class": "number", "value": v})
+}
+
+pub fn duration(ns: i64) -> Value {
+    json!({"class": "duration", "value": ns})
+}
+
+/// A duration that is not a whole number of nanoseconds (an average, a
+/// standard deviation).
+pub fn duration_f(ns: f64) -> Value {
+    json!({"class": "duration", "value": ns})
+}
+
+/// `None` (e.g. a standard deviation of fewer than 2 values) is `unknown`.
+pub fn duration_opt(ns: Option<f64>) -> Value {
+    ns.map_or_else(unknown, duration_f)
+}
+
+pub fn ratio(r: f64) -> Value {
+    json!({"class": "ratio", "value": r})
+}
+
+pub fn string(s: &str) -> Value {
+    json!({"class": "string", "value": s})
+}
+
+pub fn unknown() -> Value {
+    json!({"class": "unknown"})
+}
+
+pub fn timestamp(ns: i64) -> Value {
+    json!({"class": "timestamp", "value": ns})
+}
+
+pub fn time_range(begin: i64, end: i64) -> Value {
+    json!({"class": "time-range", "begin": timestamp(begin), "end": timestamp(end)})
+}
+
+pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Value {
+    let mut o = json!({"class": "process"});
+    if let Some(n) = name {
+        o["name"] = json!(n);
+    }
+    if let Some(p) = pid {
+        o["pid"] = json!(p);
+    }
+    if let Some(t) = tid {
+        o["tid"] = json!(t);
+    }
+    o
+}
+
+pub fn cpu(id: i64) -> Value {
+    json!({"class": "cpu", "id": id})
+}
+
+pub fn syscall(name: &str) -> Value {
+    json!({"class": "syscall", "name": name})
+}
+
+pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Value {
+    let mut o = json!({"class": "irq", "hard": hard, "nr": nr});
+    if let Some(n) = name {
+        o["name"] = json!(n);
+    }
+    o
+}
+
+/// A cell as text: durations in microseconds, ratios in percent.
+pub fn cell_text(c: &Value) -> String {
+    let class = c["class"].as_str().unwrap_or("");
+    let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    match class {
+        "duration" => format!("{:.3}", num(&c["value"]) / 1000.0),
+        "ratio" => format!("{:.2}", num(&c["value"]) * 100.0),
+        "number" | "timestamp" | "size" => match &c["value"] {
+            Value::Null => "?".into(),
+            v => v.to_string(),
+        },
+        "string" => c["value"].as_str().unwrap_or("").to_string(),
+        "syscall" | "disk" | "part" | "netif" => c["name"].as_str().unwrap_or("").to_string(),
+        "cpu" => c["id"].to_string(),
+        "process" => {
+            let name = c["name"].as_str().unwrap_or("");
+            match (c.get("pid"), c.get("tid")) {
+                (Some(p), Some(t)) => format!("{name} ({p}/{t})"),
+                (None, Some(t)) => format!("{name} ({t})"),
+                (Some(p), None) => format!("{name} ({p})"),
+                (None, None) => name.to_string(),
+            }
+        }
+        "irq" => {
+            let nr = &c["nr"];
+            match c["name"].as_str() {
+                Some(n) => format!("{nr} <{n}>"),
+                None => nr.to_string(),
+            }
+        }
+        "unknown" => "?".into(),
+        _ => c.to_string(),
+    }
+}
+
+fn header(col: &Column) -> String {
+    match col.class {
+        "duration" => format!("{} (µs)", col.title),
+        "ratio" => format!("{} (%)", col.title),
+        _ => col.title.to_string(),
+    }
+}
+
+/// Renders a table as aligned text: its title, then a header line and one
+/// line per row; text columns are left-aligned, numbers right-aligned.
+pub fn table_text(t: &Table, out: &mut String) {
+    use std::fmt::Write;
+    let _ = writeln!(out, "{}", t.title());
+    let cols = t.class.columns;
+    let mut cells: Vec<Vec<String>> = vec![cols.iter().map(header).collect()];
+    for r in &t.rows {
+        cells.push(r.iter().map(cell_text).collect());
+    }
+    let mut width = vec![0usize; cols.len()];
+    for row in &cells {
+        for (i, c) in row.iter().enumerate().take(cols.len()) {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    for row in &cells {
+        let mut line = String::new();
+        for (i, c) in row.iter().enumerate().take(cols.len()) {
+            let pad = width[i] - c.chars().count();
+            let left = matches!(cols[i].class, "process" | "string" | "syscall" | "irq");
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if left {
+                line.push_str(c);
+                if i + 1 < cols.len() {
+                    line.extend(std::iter::repeat(' ').take(pad));
+                }
+            } else {
+                line.extend(std::iter::repeat(' ').take(pad));
+                line.push_str(c);
+            }
+        }
+        let _ = writeln!(out, "  {}", line.trim_end());
+    }
+    out.push('\n');
+}

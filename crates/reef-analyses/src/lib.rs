@@ -1,0 +1,120 @@
+//! `reef-analyses`: kernel analyses over LTTng kernel traces with the
+//! semantics and numbers of lttng-analyses 0.6.1 — CPU usage
+//! ([`cputop`]), system call statistics ([`syscallstats`]), interrupt
+//! statistics ([`irqstats`]), scheduling latencies ([`schedstats`]) and
+//! page allocations ([`memtop`]) — as LAMI 1.0 result tables ([`lami`]).
+//!
+//! Events go through a [`event::Decoder`] (fields by name, once per event
+//! class) into the kernel model ([`state::State`]), which tells the
+//! analysis what happened; a [`Runner`] decides the analysed time range.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use reef_analyses::{cputop::Cputop, event::Decoder, Runner};
+//! let trace = Arc::new(reef_ctf::Trace::open("kernel".as_ref())?);
+//! let mut cur = reef_ctf::StreamCursor::new(trace, 0);
+//! let mut dec = Decoder::new();
+//! let mut run = Runner::new(Cputop::new(10), None, None);
+//! while let Some(item) = cur.next()? {
+//!     if item == reef_ctf::Item::Event {
+//!         let ts = cur.event_ns().unwrap_or(0);
+//!         if !run.event(&dec.decode(&cur, ts)) {
+//!             break;
+//!         }
+//!     }
+//! }
+//! println!("{}", reef_analyses::lami::results_json(&run.finish()));
+//! # Ok::<(), reef_ctf::Error>(())
+//! ```
+//!
+//! Memory is bounded by the number of threads, CPUs and distinct system
+//! calls/IRQs in the trace, never by its length: statistics are running
+//! sums, not lists of events.
+
+pub mod cputop;
+pub mod event;
+pub mod irqstats;
+pub mod lami;
+pub mod memtop;
+pub mod schedstats;
+pub mod state;
+pub mod stats;
+pub mod syscallstats;
+
+use event::Event;
+use lami::{Metadata, Table};
+use state::{Listener, Nobody, State};
+
+/// An analysis: a listener of the kernel model over one period.
+pub trait Analysis: Listener {
+    /// The LAMI description of the analysis and its tables.
+    fn metadata() -> &'static Metadata
+    where
+        Self: Sized;
+    /// The analysed period starts at `ts` (its first event).
+    fn begin(&mut self, ts: i64);
+    /// The results over [`begin`, `end`], `end` being the last event's time.
+    fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table>;
+}
+
+/// Feeds events to the model and an analysis, over the time range
+/// lttng-analyses uses: the model sees every event up to `end`; the
+/// analysis starts at the first event at or after `begin` (or the first
+/// event) and ends at the last event at or before `end`.
+pub struct Runner<A> {
+    pub state: State,
+    pub analysis: A,
+    begin_ts: Option<i64>,
+    end_ts: Option<i64>,
+    period_begin: Option<i64>,
+    last_ts: Option<i64>,
+    events: u64,
+}
+
+impl<A: Analysis> Runner<A> {
+    pub fn new(analysis: A, begin: Option<i64>, end: Option<i64>) -> Runner<A> {
+        Runner {
+            state: State::new(),
+            analysis,
+            begin_ts: begin,
+            end_ts: end,
+            period_begin: None,
+            last_ts: None,
+            events: 0,
+        }
+    }
+
+    /// Processes one event; `false` once past the end of the range (the
+    /// event was not processed and no further one will be).
+    pub fn event(&mut self, ev: &Event) -> bool {
+        if self.end_ts.is_some_and(|e| ev.ts > e) {
+            self.end_ts = Some(i64::MIN);
+            return false;
+        }
+        self.events += 1;
+        self.last_ts = Some(ev.ts);
+        if self.period_begin.is_none() && self.begin_ts.is_none_or(|b| ev.ts >= b) {
+            self.period_begin = Some(ev.ts);
+            self.analysis.begin(ev.ts);
+        }
+        if self.period_begin.is_some() {
+            self.state.process(ev, &mut self.analysis);
+        } else {
+            self.state.process(ev, &mut Nobody);
+        }
+        true
+    }
+
+    /// Number of events processed.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// The result tables; none if no event fell in the range.
+    pub fn finish(&mut self) -> Vec<Table> {
+        match (self.period_begin, self.last_ts) {
+            (Some(b), Some(e)) => self.analysis.tables(&self.state, b, e),
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Small statistics shared by the analyses.
+
+/// Count, min, max, total and standard deviation of integer durations, in
+/// constant memory. The sums are exact (128-bit), so the standard deviation
+/// is the exact sample standard deviation rounded once or twice.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Durations {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    pub total: i128,
+    sum_sq: i128,
+    /// The exact sums overflowed (durations of ~10^19 ns): fall back to a
+    /// floating-point running variance.
+    overflow: bool,
+    mean_f: f64,
+    m2_f: f64,
+}
+
+impl Durations {
+    pub fn add(&mut self, d: i64) {
+        if self.count == 0 || d < self.min {
+            self.min = d;
+        }
+        if self.count == 0 || d > self.max {
+            self.max = d;
+        }
+        self.count += 1;
+        self.total += d as i128;
+        match (d as i128)
+            .checked_mul(d as i128)
+            .and_then(|sq| self.sum_sq.checked_add(sq))
+        {
+            Some(s) => self.sum_sq = s,
+            None => self.overflow = true,
+        }
+        // Welford, kept alongside for the overflow case.
+        let x = d as f64;
+        let delta = x - self.mean_f;
+        self.mean_f += delta / self.count as f64;
+        self.m2_f += delta * (x - self.mean_f);
+    }
+
+    /// The mean, as `total / count` in floating point.
+    pub fn mean(&self) -> f64 {
+        self.total as f64 / self.count as f64
+    }
+
+    /// The sample standard deviation (n − 1), `None` under 2 values.
+    pub fn stdev(&self) -> Option<f64> {
+        if self.count < 2 {
+            return None;
+        }
+        let n = self.count as i128;
+        let exact = n
+            .checked_mul(self.sum_sq)
+            .and_then(|a| a.checked_sub(self.total.checked_mul(self.total)?))
+            .filter(|_| !self.overflow);
+        Some(match exact {
+            // var = (n·Σx² − (Σx)²) / (n(n − 1))
+            Some(num) => (num as f64 / (n * (n - 1)) as f64).sqrt(),
+            None => (self.m2_f / (self.count - 1) as f64).sqrt(),
+        })
+    }
+}
+
+/// Formats a chronological list of priorities as lttng-analyses does: the
+/// distinct values in increasing order, with ` (N times)` after those seen
+/// more than once: `[20, 120 (2 times)]`.
+pub fn prio_list(prios: &[i64]) -> String {
+    let mut sorted = prios.to_vec();
+    sorted.sort_unstable();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let p = sorted[i];
+        let n = sorted[i..].iter().take_while(|&&q| q == p).count();
+        parts.push(if n > 1 {
+            format!("{p} ({n} times)")
+        } else {
+            p.to_string()
+        });
+        i += n;
+    }
+    format!("[{}]", parts.join(", "))
+}
+
+/// The symbolic name of a Linux errno value, as Python's `errno.errorcode`
+/// gives it (Linux numbering, shared by x86 and ARM).
+pub fn errno_name(e: i64) -> Option<&'static str> {
+    const NAMES: &[&str] = &[
+        "",
+        "EPERM",
+        "ENOENT",
+        "ESRCH",
+        "EINTR",
+        "EIO",
+        "ENXIO",
+        "E2BIG",
+        "ENOEXEC",
+        "EBADF",
+        "ECHILD",
+        "EAGAIN",
+        "ENOMEM",
+        "EACCES",
+        "EFAULT",
+        "ENOTBLK",
+        "EBUSY",
+        "EEXIST",
+        "EXDEV",
+        "ENODEV",
+        "ENOTDIR",
+        "EISDIR",
+        "EINVAL",
+        "ENFILE",
+        "EMFILE",
+        "ENOTTY",
+        "ETXTBSY",
+        "EFBIG",
+        "ENOSPC",
+        "ESPIPE",
+        "EROFS",
+        "EMLINK",
+        "EPIPE",
+        "EDOM",
+        "ERANGE",
+        "EDEADLOCK",
+        "ENAMETOOLONG",
+        "ENOLCK",
+        "ENOSYS",
+        "ENOTEMPTY",
+        "ELOOP",
+        "",
+        "ENOMSG",
+        "EIDRM",
+        "ECHRNG",
+        "EL2NSYNC",
+        "EL3HLT",
+        "EL3RST",
+        "ELNRNG",
+        "EUNATCH",
+        "ENOCSI",
+        "EL2HLT",
+        "EBADE",
+        "EBADR",
+        "EXFULL",
+        "ENOANO",
+        "EBADRQC",
+        "EBADSLT",
+        "",
+        "EBFONT",
+        "ENOSTR",
+        "ENODATA",
+        "ETIME",
+        "ENOSR",
+        "ENONET",
+        "ENOPKG",
+        "EREMOTE",
+        "ENOLINK",
+        "EADV",
+        "ESRMNT",
+        "ECOMM",
+        "EPROTO",
+        "EMULTIHOP",
+        "EDOTDOT",
+        "EBADMSG",
+        "EOVERFLOW",
+        "ENOTUNIQ",
+        "EBADFD",
+        "EREMCHG",
+        "ELIBACC",
+        "ELIBBAD",
+        "ELIBSCN",
+        "ELIBMAX",
+        "ELIBEXEC",
+        "EILSEQ",
+        "ERESTART",
+        "ESTRPIPE",
+        "EUSERS",
+        "ENOTSOCK",
+        "EDESTADDRREQ",
+        "EMSGSIZE",
+        "EPROTOTYPE",
+        "ENOPROTOOPT",
+        "EPROTONOSUPPORT",
+        "ESOCKTNOSUPPORT",
+        "ENOTSUP",
+        "EPFNOSUPPORT",
+        "EAFNOSUPPORT",
+        "EADDRINUSE",
+        "EADDRNOTAVAIL",
+        "ENETDOWN",
+        "ENETUNREACH",
+        "ENETRESET",
+        "ECONNABORTED",
+        "ECONNRESET",
+        "ENOBUFS",
+        "EISCONN",
+        "ENOTCONN",
+        "ESHUTDOWN",
+        "ETOOMANYREFS",
+        "ETIMEDOUT",
+        "ECONNREFUSED",
+        "EHOSTDOWN",
+        "EHOSTUNREACH",
+        "EALREADY",
+        "EINPROGRESS",
+        "ESTALE",
+        "EUCLEAN",
+        "ENOTNAM",
+        "ENAVAIL",
+        "EISNAM",
+        "EREMOTEIO",
+        "EDQUOT",
+        "ENOMEDIUM",
+        "EMEDIUMTYPE",
+        "ECANCELED",
+        "ENOKEY",
+        "EKEYEXPIRED",
+        "EKEYREVOKED",
+        "EKEYREJECTED",
+        "EOWNERDEAD",
+        "ENOTRECOVERABLE",
+        "ERFKILL",
+    ];
+    let n = NAMES.get(usize::try_from(e).ok()?)?;
+    (!n.is_empty()).then_some(*n)
+}
+
+/// Python's `repr` of a string (the quoting lttng-analyses' return-value
+/// counts show): single quotes unless the text has one and no double quote.
+pub fn py_repr(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdev_by_hand() {
+        let mut d = Durations::default();
+        for x in [2, 4, 4, 4, 5, 5, 7, 9] {
+            d.add(x);
+        }
+        // Σ(x − 5)² = 32, n − 1 = 7.
+        assert_eq!(d.count, 8);
+        assert_eq!((d.min, d.max, d.total), (2, 9, 40));
+        assert!((d.stdev().unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-15);
+        let mut one = Durations::default();
+        one.add(3);
+        assert_eq!(one.stdev(), None);
+    }
+
+    #[test]
+    fn prio_lists() {
+        assert_eq!(prio_list(&[]), "[]");
+        assert_eq!(prio_list(&[20]), "[20]");
+        assert_eq!(prio_list(&[120, 20, 120]), "[20, 120 (2 times)]");
+    }
+
+    #[test]
+    fn errno_and_repr() {
+        assert_eq!(errno_name(11), Some("EAGAIN"));
+        assert_eq!(errno_name(41), None);
+        assert_eq!(errno_name(132), Some("ERFKILL"));
+        assert_eq!(errno_name(-1), None);
+        assert_eq!(py_repr("success"), "'success'");
+        assert_eq!(py_repr("-512"), "'-512'");
+    }
+}

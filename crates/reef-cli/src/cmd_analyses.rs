@@ -1,0 +1,267 @@
+//! `reef cputop`, `syscallstats`, `irqstats`, `schedstats`, `memtop`: the
+//! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
+//!
+//! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
+//! external analyses: `--mi-version` prints the version, `--metadata` the
+//! analysis description, `--test-compatibility` checks the trace, and a
+//! plain run prints `{"results": [...]}`; errors are `{"error-message":
+//! ...}` on standard output as well.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use reef_analyses::event::Decoder;
+use reef_analyses::lami::{self, Table};
+use reef_analyses::schedstats::Groups;
+use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis, Runner};
+use reef_ctf::{EnvValue, Item};
+
+use crate::source::{ReadOpts, Source};
+
+/// Options every analysis takes.
+#[derive(clap::Args, Debug)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub read: ReadOpts,
+    /// Print LAMI 1.0 JSON results (for Trace Compass) instead of text.
+    #[arg(long)]
+    pub lami: bool,
+    /// Print the analysis' LAMI metadata (title, tables, columns) and exit.
+    #[arg(long)]
+    pub metadata: bool,
+    /// Print the LAMI version spoken (1.0) and exit.
+    #[arg(long)]
+    pub mi_version: bool,
+    /// Check that the trace can be analysed (a readable kernel trace) and
+    /// exit.
+    #[arg(long)]
+    pub test_compatibility: bool,
+    /// Accepted for LAMI compatibility; reef prints no progress lines.
+    #[arg(long, hide = true)]
+    pub output_progress: bool,
+    /// Read wall-clock --begin/--end times as UTC rather than local time.
+    #[arg(long)]
+    pub gmt: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CputopArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Show at most this many threads (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SyscallstatsArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IrqstatsArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SchedstatsArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Statistics over all wakeups.
+    #[arg(long)]
+    pub total: bool,
+    /// Statistics per woken thread (the default when neither --total nor
+    /// --per-prio is given).
+    #[arg(long)]
+    pub per_tid: bool,
+    /// Statistics per priority of the woken thread.
+    #[arg(long)]
+    pub per_prio: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MemtopArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Show at most this many threads per table (0: all).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+pub fn cputop(a: &CputopArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, cputop::Cputop::new(a.limit))
+}
+
+pub fn syscallstats(a: &SyscallstatsArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, syscallstats::Syscallstats::new())
+}
+
+pub fn irqstats(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, irqstats::Irqstats::new())
+}
+
+pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
+    let groups = Groups {
+        total: a.total,
+        per_tid: a.per_tid || !(a.total || a.per_prio),
+        per_prio: a.per_prio,
+    };
+    run(&a.common, schedstats::Schedstats::new(groups))
+}
+
+pub fn memtop(a: &MemtopArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, memtop::Memtop::new(a.limit))
+}
+
+fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, v)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Seconds.nanoseconds of a time in ns from the origin.
+fn secs(ns: i64) -> String {
+    format!(
+        "{}{}.{:09}",
+        if ns < 0 { "-" } else { "" },
+        (ns / 1_000_000_000).unsigned_abs(),
+        (ns % 1_000_000_000).unsigned_abs()
+    )
+}
+
+fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
+    let lami_mode = a.lami || a.metadata || a.mi_version || a.test_compatibility;
+    if a.mi_version {
+        println!("1.0");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.metadata {
+        print_json(&A::metadata().to_json())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r = analyse(a, analysis);
+    match r {
+        Ok((tables, err)) => {
+            if !a.test_compatibility {
+                if lami_mode {
+                    print_json(&lami::results_json(&tables))?;
+                } else {
+                    print_text(&tables)?;
+                }
+            }
+            match err {
+                None => Ok(ExitCode::SUCCESS),
+                Some(e) => {
+                    // The tables above cover the events before the error.
+                    eprintln!("reef: error: {e:#}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        Err(e) => {
+            if lami_mode {
+                print_json(&serde_json::json!({ "error-message": format!("{e:#}") }))?;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Runs the analysis; a trace error after the start is returned beside the
+/// results computed up to it.
+fn analyse<A: Analysis>(
+    a: &CommonArgs,
+    analysis: A,
+) -> anyhow::Result<(Vec<Table>, Option<anyhow::Error>)> {
+    // The kernel model needs every event from the start of the trace, as
+    // lttng-analyses sees them: --begin only starts the analysed period,
+    // so the source is trimmed at --end alone.
+    let mut opts = a.read.clone();
+    let begin = opts.begin.take();
+    let mut src = Source::open(&opts)?;
+    src.set_gmt(a.gmt);
+    if a.test_compatibility {
+        let kernel = src
+            .traces
+            .iter()
+            .any(|t| matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel"));
+        anyhow::ensure!(
+            kernel,
+            "not an LTTng kernel trace (no env.domain = \"kernel\")"
+        );
+        return Ok((Vec::new(), None));
+    }
+    let mut dec = Decoder::new();
+    let mut run: Option<Runner<A>> = None;
+    let mut analysis = Some(analysis);
+    let mut err = None;
+    loop {
+        let m = match src.next() {
+            Ok(Some(m)) => m,
+            Ok(None) => break,
+            Err(e) => {
+                err = Some(anyhow::Error::from(e));
+                break;
+            }
+        };
+        if m.item != Item::Event {
+            continue;
+        }
+        let Some(ns) = m.ns else { continue };
+        let runner = match &mut run {
+            Some(r) => r,
+            None => {
+                let b = match &begin {
+                    Some(t) => Some(
+                        t.resolve(Some(ns), a.gmt)
+                            .context("--begin: time out of range")?,
+                    ),
+                    None => None,
+                };
+                let an = analysis.take().context("analysis already started")?;
+                run.insert(Runner::new(an, b, None))
+            }
+        };
+        if !runner.event(&dec.decode(m.cursor, ns)) {
+            break;
+        }
+    }
+    let tables = run.as_mut().map(|r| r.finish()).unwrap_or_default();
+    Ok((tables, err))
+}
+
+fn print_text(tables: &[Table]) -> anyhow::Result<()> {
+    let mut s = String::new();
+    if let Some(t) = tables.first() {
+        s.push_str(&format!(
+            "Time range: [{}, {}] ({} s)\n\n",
+            secs(t.begin),
+            secs(t.end),
+            secs(t.end - t.begin)
+        ));
+    } else {
+        s.push_str("No event in the time range.\n");
+    }
+    for t in tables {
+        if t.rows.is_empty() {
+            continue;
+        }
+        lami::table_text(t, &mut s);
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The trace paths, required except for `--metadata` and `--mi-version`
+/// (Trace Compass asks for those without a trace).
+pub fn paths_optional(a: clap::Arg) -> clap::Arg {
+    a.required(false)
+        .required_unless_present_any(["metadata", "mi_version"])
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Runs `reef ANALYSIS --lami` on the kernel traces and compares every cell
+with lttng-analyses 0.6.1's output (tests/analyses/references/): integers
+exactly, other numbers to 1e-9 relative. Also checks --metadata and the
+text output. Usage: check-cli.py path/to/reef"""
+import json
+import os
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+traces = os.path.join(here, "..", "..", "..", "shared", "conformance", "kernel-traces")
+reef = sys.argv[1]
+
+# reef command line for each reference (name: extra options)
+analyses = {
+    "cputop": [],
+    "syscallstats": [],
+    "irqstats": [],
+    "schedstats": ["--total", "--per-tid", "--per-prio"],
+    "memtop": [],
+}
+
+
+def compare(path, got, want, diffs):
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in set(want) | set(got):
+            if k not in got:
+                diffs.append(f"{path}.{k}: missing")
+            elif k not in want:
+                diffs.append(f"{path}.{k}: unexpected")
+            else:
+                compare(f"{path}.{k}", got[k], want[k], diffs)
+    elif isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            diffs.append(f"{path}: {len(got)} items, want {len(want)}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            compare(f"{path}[{i}]", g, w, diffs)
+    elif isinstance(want, bool) or isinstance(got, bool):
+        if got is not want:
+            diffs.append(f"{path}: {got!r}, want {want!r}")
+    elif isinstance(want, int) and isinstance(got, int):
+        if got != want:
+            diffs.append(f"{path}: {got}, want {want}")
+    elif isinstance(want, float) and isinstance(got, (int, float)):
+        if abs(got - want) > 1e-9 * max(abs(want), 1e-300):
+            diffs.append(f"{path}: {got}, want {want}")
+    elif got != want or type(got) is not type(want):
+        diffs.append(f"{path}: {got!r}, want {want!r}")
+
+
+failed = 0
+checked = 0
+for trace in ("uneven-streams", "bug446190"):
+    for name, opts in analyses.items():
+        ref = os.path.join(here, "references", f"{trace}.{name}.json")
+        with open(ref) as f:
+            want = json.load(f)
+        for workers in ("1", "2"):
+            cmd = [reef, name, "--lami", "-j", workers, *opts, os.path.join(traces, trace)]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            diffs = []
+            if out.returncode != 0:
+                diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
+            else:
+                compare("", json.loads(out.stdout), want, diffs)
+            checked += 1
+            if diffs:
+                failed += 1
+                print(f"FAIL {trace} {name} -j {workers}: {len(diffs)} differences")
+                for d in diffs[:10]:
+                    print("   ", d)
+        checked += 1
+        text = subprocess.run([reef, name, *opts, os.path.join(traces, trace)],
+                              capture_output=True, text=True)
+        if text.returncode != 0 or "Time range:" not in text.stdout:
+            failed += 1
+            print(f"FAIL {trace} {name}: text output (exit {text.returncode})")
+for name in analyses:
+    meta = subprocess.run([reef, name, "--metadata"], capture_output=True, text=True)
+    checked += 1
+    m = json.loads(meta.stdout)
+    if m.get("mi-version") != {"major": 1, "minor": 0} or not m.get("table-classes"):
+        failed += 1
+        print(f"FAIL {name} --metadata")
+
+print(f"analyses: {checked - failed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

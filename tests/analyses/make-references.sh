@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Makes the reference outputs of tests/analyses/ with lttng-analyses 0.6.1
+# itself (NOT run in CI: lttng-analyses is slow; the JSON files it writes are
+# committed and compared with reef's by crates/reef-analyses/tests/).
+#
+#   bash tests/analyses/make-references.sh [VENV_DIR]
+#
+# Needs Debian's python3-babeltrace (the babeltrace 1.5 binding) and PyPI.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+traces="$root/../shared/conformance/kernel-traces"
+venv="${1:-/tmp/reef-lttng-analyses-venv}"
+
+if [ ! -x "$venv/bin/lttng-cputop-mi" ]; then
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q lttnganalyses==0.6.1
+fi
+# 0.6.1 predates Python 3.10, where collections.Mapping moved to
+# collections.abc: patch the installed copy so that it starts.
+site="$("$venv/bin/python3" -c 'import lttnganalyses, os; print(os.path.dirname(lttnganalyses.__file__))')"
+{ grep -rl --include='*.py' 'collections\.Mapping' "$site" || true; } | xargs -r sed -i 's/collections\.Mapping/collections.abc.Mapping/g'
+grep -q '^import collections.abc' "$site/core/event.py" || sed -i '0,/^import collections/s//import collections.abc\nimport collections/' "$site/core/event.py"
+
+out="$here/references"
+mkdir -p "$out"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# name of reef's command : lttng-analyses' -mi command and its options
+analyses=(
+    "cputop:lttng-cputop-mi"
+    "syscallstats:lttng-syscallstats-mi"
+    "irqstats:lttng-irqstats-mi"
+    "schedstats:lttng-schedstats-mi --total --per-tid --per-prio"
+    "iolatency:lttng-iolatencystats-mi"
+    "memtop:lttng-memtop-mi"
+)
+for trace in uneven-streams bug446190; do
+    # lttng-analyses wants a directory holding a `kernel` trace.
+    mkdir -p "$tmp/$trace"
+    # (a copy: babeltrace's recursive open does not follow symlinks)
+    cp -r "$traces/$trace" "$tmp/$trace/kernel"
+    for a in "${analyses[@]}"; do
+        name="${a%%:*}"
+        cmd="${a#*:}"
+        dest="$out/$trace.$name.json"
+        echo "== $trace: $cmd"
+        # shellcheck disable=SC2086
+        if "$venv/bin/"$cmd "$tmp/$trace" >"$tmp/out.json" 2>"$tmp/err.txt"; then
+            "$venv/bin/python3" -m json.tool --indent 1 "$tmp/out.json" >"$dest"
+            "$venv/bin/"${cmd%% *} --metadata >"$out/$name.metadata.json" 2>/dev/null || true
+        else
+            echo "   FAILED (exit $?), recorded in $dest.failed"
+            { echo "command: $cmd"; cat "$tmp/err.txt"; } >"$dest.failed"
+        fi
+    done
+done
+"$venv/bin/python3" -c 'import lttnganalyses; print("lttnganalyses", lttnganalyses.__version__)' >"$out/VERSION"
