@@ -468,7 +468,7 @@ static struct reef_buf *register_thread(void)
 	memset(mem, 0, n * ps);
 	b->base = mem;
 	b->npackets = (uint32_t)n;
-	b->wake_at = (uint32_t)(n / 2);
+	b->wake_at = n >= 4 ? (uint32_t)(n / 4) : 1;
 	b->packet_size = (uint32_t)ps;
 	b->tid = gettid_();
 	b->fd = -1;
@@ -504,8 +504,8 @@ static void close_packet(struct reef_buf *b, char *pos)
 	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_RELEASE);
 	b->seq++;
 	b->cur = NULL;
-	/* A sleeping consumer wakes on its timer, or here once half of the
-	 * ring waits: one wake-up per several packets, not one per packet. */
+	/* A sleeping consumer wakes on its timer, or here once a quarter of
+	 * the ring waits: one wake-up per several packets, not per packet. */
 	if (reef__st.cfg.mode != REEF_MODE_OVERWRITE &&
 	    b->head - __atomic_load_n(&b->tail, __ATOMIC_RELAXED) >= b->wake_at)
 		reef__wake_consumer();
