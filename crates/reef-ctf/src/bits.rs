@@ -21,6 +21,13 @@ pub fn read_le(data: &[u8], bit_off: u64, size: u32) -> u64 {
             _ => {}
         }
     }
+    // A bit field within one 8-byte load (when 8 bytes remain).
+    if shift + size <= 64 {
+        if let Some(w) = data.get(byte..byte + 8) {
+            let v = u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) >> shift;
+            return v & mask64(size);
+        }
+    }
     let nbytes = (shift + size).div_ceil(8) as usize;
     let mut v: u128 = 0;
     for (i, b) in data[byte..byte + nbytes].iter().enumerate() {
@@ -46,6 +53,12 @@ pub fn read_be(data: &[u8], bit_off: u64, size: u32) -> u64 {
             _ => {}
         }
     }
+    if shift + size <= 64 {
+        if let Some(w) = data.get(byte..byte + 8) {
+            let v = u64::from_be_bytes(w.try_into().unwrap_or([0; 8])) << shift;
+            return v >> (64 - size);
+        }
+    }
     let nbytes = (shift + size).div_ceil(8) as usize;
     let mut v: u128 = 0;
     for b in &data[byte..byte + nbytes] {
@@ -53,6 +66,15 @@ pub fn read_be(data: &[u8], bit_off: u64, size: u32) -> u64 {
     }
     let v = v >> (nbytes as u32 * 8 - shift - size);
     (v & mask128(size)) as u64
+}
+
+#[inline]
+fn mask64(size: u32) -> u64 {
+    if size >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << size) - 1
+    }
 }
 
 #[inline]
@@ -106,6 +128,33 @@ mod tests {
         let d = [0xffu8; 9];
         assert_eq!(read_le(&d, 3, 64), u64::MAX);
         assert_eq!(read_be(&d, 7, 64), u64::MAX);
+    }
+
+    #[test]
+    fn wide_loads_agree_with_bytewise() {
+        // Every offset and size, read with and without 8 bytes of slack
+        // after the field (the 8-byte load path and the bytewise path).
+        let d: Vec<u8> = (0..24u32).map(|i| (i * 37 + 11) as u8).collect();
+        for off in 0..64u64 {
+            for size in 1..=64u32 {
+                let need = (off + size as u64).div_ceil(8) as usize;
+                let tight = &d[..need];
+                // Bit by bit, from CTF's definition of the two bit orders.
+                let bit = |p: u64, msb_first: bool| {
+                    let b = d[(p / 8) as usize];
+                    let i = if msb_first { 7 - p % 8 } else { p % 8 };
+                    (b >> i) as u64 & 1
+                };
+                let le: u64 = (0..size as u64).map(|i| bit(off + i, false) << i).sum();
+                let be: u64 = (0..size as u64)
+                    .map(|i| bit(off + i, true) << (size as u64 - 1 - i))
+                    .sum();
+                assert_eq!(read_le(&d, off, size), le, "le {off} {size}");
+                assert_eq!(read_le(tight, off, size), le, "le tight {off} {size}");
+                assert_eq!(read_be(&d, off, size), be, "be {off} {size}");
+                assert_eq!(read_be(tight, off, size), be, "be tight {off} {size}");
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! allocates nothing once the buffer has grown to the largest event).
 
 use crate::bits::{align_up, read_be, read_le, sign_extend};
-use crate::plan::{Meaning, Node, Plan, MEANINGS, NONE};
+use crate::plan::{FixedKind, FixedRun, Meaning, Node, Plan, MEANINGS, NONE};
 
 /// A decoded value. Compound fields are flattened in pre-order: a struct
 /// contributes its members' values, an array its elements', a sequence a
@@ -272,6 +272,14 @@ pub fn decode(
             ..
         } => {
             cur.align_need(align, 0)?;
+            if let Some(run) = plan.fixed_run(n) {
+                if cur.end - cur.pos >= run.bits {
+                    decode_fixed(run, cur, st, out);
+                    return Ok(());
+                }
+                // Too short: the member-by-member walk below reports which
+                // field is truncated.
+            }
             for i in first..first + count {
                 decode(plan, plan.children[i as usize], cur, st, out)?;
             }
@@ -339,6 +347,45 @@ pub fn decode(
         }
     }
     Ok(())
+}
+
+/// Decodes a structure of fixed layout whose `run.bits` bits are known to
+/// lie inside the packet.
+#[inline]
+fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
+    let base = cur.pos;
+    out.reserve(run.ops.len());
+    for op in &run.ops {
+        let at = base + op.off as u64;
+        let raw = if op.le {
+            read_le(cur.data, at, op.size)
+        } else {
+            read_be(cur.data, at, op.size)
+        };
+        let v = match op.kind {
+            FixedKind::Unsigned => Value::U(raw),
+            FixedKind::Signed => Value::I(sign_extend(raw, op.size)),
+            FixedKind::Float => Value::F(if op.size == 32 {
+                f32::from_bits(raw as u32) as f64
+            } else {
+                f64::from_bits(raw)
+            }),
+        };
+        if op.slot != NONE {
+            st.slots[op.slot as usize] = match v {
+                Value::I(i) => i as i128,
+                _ => raw as i128,
+            };
+        }
+        if op.clock {
+            st.update_clock(raw, op.size);
+        }
+        if op.meaning != Meaning::None {
+            st.meanings[op.meaning as usize] = Some(raw);
+        }
+        out.push(v);
+    }
+    cur.pos = base + run.bits;
 }
 
 #[allow(clippy::too_many_arguments)]

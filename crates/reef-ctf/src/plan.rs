@@ -112,6 +112,38 @@ pub struct Selector {
     pub option: u32,
 }
 
+/// A structure whose every member has a fixed size and a fixed offset from
+/// the structure's (aligned) start: integers of at most 64 bits, floats and
+/// such structures. The decoder checks the whole size once and reads every
+/// leaf at its precomputed offset, rather than walking the members.
+#[derive(Debug, Clone, Default)]
+pub struct FixedRun {
+    /// Size of the structure, in bits, from its aligned start.
+    pub bits: u64,
+    pub ops: Vec<FixedOp>,
+}
+
+/// One leaf of a [`FixedRun`], in pre-order (the order values are pushed).
+#[derive(Debug, Clone, Copy)]
+pub struct FixedOp {
+    /// Bit offset from the structure's start.
+    pub off: u32,
+    pub size: u32,
+    pub le: bool,
+    pub kind: FixedKind,
+    /// As in [`Node::Int`].
+    pub slot: u32,
+    pub clock: bool,
+    pub meaning: Meaning,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedKind {
+    Unsigned,
+    Signed,
+    Float,
+}
+
 /// The compiled plan of one dynamic scope.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
@@ -123,9 +155,103 @@ pub struct Plan {
     pub root: Option<u32>,
     /// Some field of this scope is mapped to a clock.
     pub has_clock: bool,
+    /// For each node: index into `runs` when it is a structure of fixed
+    /// layout, or NONE.
+    pub fixed: Vec<u32>,
+    pub runs: Vec<FixedRun>,
 }
 
 impl Plan {
+    /// The fixed layout of node `n`, if it is a structure that has one.
+    #[inline]
+    pub fn fixed_run(&self, n: u32) -> Option<&FixedRun> {
+        match self.fixed.get(n as usize) {
+            Some(&r) if r != NONE => self.runs.get(r as usize),
+            _ => None,
+        }
+    }
+
+    /// Finds the structures of fixed layout (called once, after compiling).
+    fn find_fixed_runs(&mut self) {
+        self.fixed = vec![NONE; self.nodes.len()];
+        for n in 0..self.nodes.len() {
+            if !matches!(self.nodes[n], Node::Struct { .. }) {
+                continue;
+            }
+            let mut run = FixedRun::default();
+            let mut pos = 0u64;
+            if self.layout(n as u32, &mut pos, &mut run.ops) && pos <= u32::MAX as u64 {
+                run.bits = pos;
+                self.fixed[n] = self.runs.len() as u32;
+                self.runs.push(run);
+            }
+        }
+    }
+
+    /// Lays node `n` out at bit `pos` (relative to an enclosing start
+    /// aligned to the enclosing structure's alignment); false if its size
+    /// or position can vary.
+    fn layout(&self, n: u32, pos: &mut u64, ops: &mut Vec<FixedOp>) -> bool {
+        if ops.len() > 256 {
+            return false;
+        }
+        let align_to = |pos: &mut u64, a: u32| *pos = crate::bits::align_up(*pos, a);
+        match self.nodes[n as usize] {
+            Node::Int {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+                ..
+            } => {
+                align_to(pos, align);
+                ops.push(FixedOp {
+                    off: *pos as u32,
+                    size,
+                    le,
+                    kind: if signed {
+                        FixedKind::Signed
+                    } else {
+                        FixedKind::Unsigned
+                    },
+                    slot,
+                    clock,
+                    meaning,
+                });
+                *pos += size as u64;
+                true
+            }
+            Node::Float { size, align, le } if size == 32 || size == 64 => {
+                align_to(pos, align);
+                ops.push(FixedOp {
+                    off: *pos as u32,
+                    size,
+                    le,
+                    kind: FixedKind::Float,
+                    slot: NONE,
+                    clock: false,
+                    meaning: Meaning::None,
+                });
+                *pos += size as u64;
+                true
+            }
+            Node::Struct {
+                align,
+                first,
+                count,
+                ..
+            } => {
+                align_to(pos, align);
+                (first..first + count).all(|i| self.layout(self.children[i as usize], pos, ops))
+                    && *pos < (1 << 31)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether babeltrace2 would show this scope at all.
     pub fn visible(&self) -> bool {
         match self.root {
@@ -240,6 +366,7 @@ pub fn compile(scope: Scope, roots: &ScopeRoots, refs: &[FieldRef]) -> Result<Pl
         let root = c.node(fc, true, "")?;
         c.plan.root = Some(root);
     }
+    c.plan.find_fixed_runs();
     Ok(c.plan)
 }
 

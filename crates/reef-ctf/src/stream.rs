@@ -134,6 +134,39 @@ impl StreamCursor {
         }
     }
 
+    /// The file the current packet lies in.
+    pub fn file(&self) -> Option<&Arc<StreamFile>> {
+        self.file.as_ref()
+    }
+
+    /// For readers that decode a stream on another thread and present its
+    /// messages here: makes this cursor show a packet read elsewhere (its
+    /// file, properties and context values). The caller then fills
+    /// [`StreamCursor::event`] for each event.
+    pub fn present_packet(
+        &mut self,
+        file: &Arc<StreamFile>,
+        info: &PacketInfo,
+        context: &[Value],
+        packets_read: u64,
+    ) {
+        // The previous packet's pages, touched again through this view
+        // (strings, text), leave this process's memory as in `next`.
+        if let Some(f) = &self.file {
+            if self.packets_read > 0 {
+                let start = self.packet.offset as usize;
+                f.release(start, start + (self.packet.packet_bits / 8) as usize);
+            }
+        }
+        if !self.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file)) {
+            self.file = Some(file.clone());
+        }
+        self.packet.clone_from(info);
+        self.packet_context.clear();
+        self.packet_context.extend_from_slice(context);
+        self.packets_read = packets_read;
+    }
+
     /// The bytes of the file the current event lies in (for [`Value::Bytes`]).
     pub fn data(&self) -> &[u8] {
         self.file.as_deref().map_or(&[], |f| f.data())
@@ -423,7 +456,7 @@ impl StreamCursor {
         .map_err(decode_err)?;
         ev.bounds[1] = ev.values.len();
         let idx = match self.st.meaning(Meaning::EventId) {
-            Some(id) => *sp.event_index.get(&id).ok_or_else(|| Error::Stream {
+            Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
                 path: file.path.clone(),
                 offset: start / 8,
                 msg: format!(

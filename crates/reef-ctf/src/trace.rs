@@ -38,6 +38,8 @@ pub struct StreamPlans {
     pub events: Vec<EventPlans>,
     /// Event id → index into `events`.
     pub event_index: HashMap<u64, usize>,
+    /// The same for ids below 4096, as a table (NONE: no such event).
+    pub event_dense: Vec<u32>,
     /// The stream's default clock (index into `Metadata::clocks`): the clock
     /// its timestamps are mapped to.
     pub clock: Option<usize>,
@@ -52,6 +54,19 @@ pub struct TraceClass {
     pub packet_header: Plan,
     pub packet_header_slots: usize,
     pub streams: Vec<StreamPlans>,
+}
+
+impl StreamPlans {
+    /// Index into `events` of the event class with id `id`.
+    #[inline]
+    pub fn event_by_id(&self, id: u64) -> Option<usize> {
+        match self.event_dense.get(id as usize) {
+            Some(&i) if i != crate::plan::NONE => Some(i as usize),
+            Some(_) => None,
+            None if id < 4096 => None,
+            None => self.event_index.get(&id).copied(),
+        }
+    }
 }
 
 impl TraceClass {
@@ -117,6 +132,18 @@ impl TraceClass {
                     payload,
                 });
             }
+            let dense_len = event_index
+                .keys()
+                .filter(|&&id| id < 4096)
+                .map(|&id| id as usize + 1)
+                .max()
+                .unwrap_or(0);
+            let mut event_dense = vec![crate::plan::NONE; dense_len];
+            for (&id, &i) in &event_index {
+                if id < 4096 {
+                    event_dense[id as usize] = i as u32;
+                }
+            }
             let clock =
                 first_clock_of(sc).and_then(|name| meta.clocks.iter().position(|c| c.name == name));
             streams.push(StreamPlans {
@@ -128,6 +155,7 @@ impl TraceClass {
                 event_common_context: ecc,
                 events,
                 event_index,
+                event_dense,
                 clock,
             });
         }

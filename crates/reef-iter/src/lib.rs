@@ -242,9 +242,8 @@ impl Muxer {
         let c = &self.cursors[i];
         let cycles = match item {
             Item::Event => c.event.ts,
-            Item::DiscardedEvents { begin, end, .. } | Item::DiscardedPackets { begin, end, .. } => {
-                begin.or(end)
-            }
+            Item::DiscardedEvents { begin, end, .. }
+            | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
         };
         if let (Some(cy), Some(conv)) = (cycles, &self.clocks[i]) {
             if let Some(ns) = conv.ns(cy) {
@@ -404,8 +403,20 @@ mod tests {
             c.offset_s = offset_s;
             c.offset = offset;
             let conv = ClockConv::new(&c);
-            for cy in [0u64, 1, 999, 123_456_789_012, 1 << 40, u64::MAX / 3, u64::MAX] {
-                assert_eq!(conv.ns(cy), c.ns_from_origin(cy), "{freq} {offset_s} {offset} {cy}");
+            for cy in [
+                0u64,
+                1,
+                999,
+                123_456_789_012,
+                1 << 40,
+                u64::MAX / 3,
+                u64::MAX,
+            ] {
+                assert_eq!(
+                    conv.ns(cy),
+                    c.ns_from_origin(cy),
+                    "{freq} {offset_s} {offset} {cy}"
+                );
             }
         }
     }
