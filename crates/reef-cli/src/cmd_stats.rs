@@ -275,9 +275,11 @@ fn fmt_rate(r: Option<f64>) -> String {
     r.map_or("-".into(), |r| format!("{r:.1}"))
 }
 
-/// A table with a header row; columns after the first are right-aligned.
-pub fn table(out: &mut impl Write, head: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
-    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+/// A table with a header row. The first column and those whose header ends
+/// with a space are left-aligned, the others right-aligned.
+pub fn table(out: &mut dyn Write, head: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    let left: Vec<bool> = head.iter().map(|h| h.ends_with(' ')).collect();
+    let mut w: Vec<usize> = head.iter().map(|h| h.trim_end().chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
@@ -290,7 +292,7 @@ pub fn table(out: &mut impl Write, head: &[&str], rows: &[Vec<String>]) -> std::
                 s.push_str("  ");
             }
             let pad = " ".repeat(w[i] - c.chars().count());
-            if i == 0 || i == cells.len() - 1 && head[i].ends_with(' ') {
+            if i == 0 || left[i] {
                 s.push_str(c);
                 s.push_str(&pad);
             } else {

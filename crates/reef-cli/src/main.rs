@@ -1,11 +1,13 @@
 //! `reef`: read, check and record CTF traces.
 
+mod cmd_activities;
 mod cmd_analyses;
 mod cmd_check;
 mod cmd_gen;
 mod cmd_listen;
 mod cmd_print;
 mod cmd_stats;
+mod intervals;
 mod output;
 mod source;
 
@@ -78,6 +80,11 @@ enum Command {
     ///
     /// Example: reef stats --filter '$evt.$name == "sched_*"' ~/lttng-traces/my-session
     Stats(cmd_stats::StatsArgs),
+    /// Pair begin and end events by key (per thread by default) and report
+    /// the intervals between them: log, statistics, frequency, longest.
+    ///
+    /// Example: reef activities --begin '$evt.$name == "lock:ACQUIRE"' --end '$evt.$name == "lock:RELEASE"' --key mutex TRACE
+    Activities(cmd_activities::ActivitiesArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +101,7 @@ fn main() -> ExitCode {
         Command::Memtop(a) => cmd_analyses::memtop(a),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
+        Command::Activities(a) => cmd_activities::run(a),
     };
     match r {
         Ok(code) => code,
