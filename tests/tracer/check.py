@@ -353,6 +353,34 @@ def thread_exit_hands_over_its_last_packet():
     check(len({p[0]["tid"] for p in pk.values()}) == 16, "stream tids are not distinct")
 
 
+@test
+def fast_path_two_threads_share_no_written_cache_line():
+    """Every event kind, two threads: the compiler's -fsanitize=thread
+    instrumentation (hooks in sharing.c, no TSan run time) records each
+    load/store of the inlined fast path; no 64-byte line written by one
+    thread is read or written by the other. A negative control (a per-thread
+    counter in one global array after each commit) must be caught."""
+    gendir = work("types-gen")
+    gen(os.path.join(ARGS.root, "tests/tracer/types.reef"), gendir)
+    src = os.path.join(ARGS.root, "tests/tracer")
+    inc = ["-I" + os.path.join(ARGS.root, "tracer", "include"), "-I" + gendir, "-I" + src]
+    cc = ["gcc", "-std=c11"] + CFLAGS + inc
+    run(cc + ["-c", os.path.join(src, "sharing.c"), "-o", work("sharing.o")])
+    lib = os.path.join(ARGS.root, "tracer", "libreef.a")
+    results = {}
+    for name, extra in (("sharing", []), ("sharing-neg", ["-DSHARING_NEGATIVE_CONTROL"])):
+        obj = work(name + "-events.o")
+        run(cc + ["-fsanitize=thread"] + extra + ["-c", os.path.join(src, "sharing_events.c"), "-o", obj])
+        run(["gcc", obj, work("sharing.o"), lib, "-lpthread", "-o", work(name)])
+        results[name] = run([work(name), "20000"], env={"REEF_OUTPUT": work("trace-" + name)}, ok=False)
+    pos, neg = results["sharing"], results["sharing-neg"]
+    check(pos.returncode == 0, "shared cache lines written on the fast path (exit %d):\n%s"
+          % (pos.returncode, pos.stdout.decode()))
+    check(neg.returncode == 1 and b"shared line" in neg.stdout,
+          "the negative control was not caught (exit %d):\n%s" % (neg.returncode, neg.stdout.decode()))
+    return "ok (%s)" % pos.stdout.decode().splitlines()[0]
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
