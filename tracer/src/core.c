@@ -671,8 +671,10 @@ static void write_live_packet(struct reef_buf *b)
 	char *pos = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
 	char *copy;
 	size_t len;
-	if (pos < pkt + REEF_PACKET_HEADER_SIZE || pos > pkt + b->packet_size)
-		return; /* no current packet */
+	if (pos < pkt + REEF_PACKET_HEADER_SIZE || pos > pkt + b->packet_size) {
+		reef__write_discard_packet(b); /* no current packet: just a count */
+		return;
+	}
 	len = (size_t)(pos - pkt);
 	copy = malloc(b->packet_size);
 	if (!copy)
@@ -715,6 +717,8 @@ void reef_shutdown(void)
 	for (b = reef__st.buffers; b; b = b->next) {
 		if (!b->retired && b->tls && b->tls != &reef__tls)
 			write_live_packet(b);
+		else if (!b->retired && b->tls)
+			reef__write_discard_packet(b);
 	}
 	pthread_mutex_unlock(&reef__st.registry_lock);
 	pthread_mutex_unlock(&reef__st.drain_lock);

@@ -47,10 +47,13 @@ struct reef_live {
 	uint64_t pkt_seq;
 	uint64_t ts;               /* end time of that part */
 	uint64_t last_discarded;   /* events_discarded of the last packet or part */
+	char last_header[REEF_PACKET_HEADER_SIZE]; /* of the last packet or part sent */
+	int have_header;
 	struct {
 		uint64_t gen;      /* the client this entry is for */
 		uint64_t seq;      /* its next packet_seq_num */
 		uint64_t discarded_base;
+		int dropped;       /* its last packet was dropped for it */
 	} cli[REEF_MAX_CLIENTS];
 };
 
@@ -118,6 +121,7 @@ int reef__write_metadata(void) REEF_HIDDEN;
 /* Writes closed packets; `overwrite_snapshot`: copy and validate slots. */
 int reef__drain(int overwrite_snapshot) REEF_HIDDEN;
 int reef__write_packet(struct reef_buf *b, const char *pkt) REEF_HIDDEN;
+int reef__write_discard_packet(struct reef_buf *b) REEF_HIDDEN;
 void *reef__consumer_main(void *arg) REEF_HIDDEN;
 /* The expanded metadata text (malloc'd), or NULL. */
 char *reef__metadata_text(size_t *len) REEF_HIDDEN;
@@ -128,6 +132,8 @@ void reef__net_start(void) REEF_HIDDEN;
  * should also go to the directory. */
 int reef__net_packet(struct reef_buf *b, const char *pkt, size_t n) REEF_HIDDEN;
 void reef__net_finish(void) REEF_HIDDEN;
+/* `b`'s thread has exited and its last packet was handed over. */
+void reef__net_retire(struct reef_buf *b) REEF_HIDDEN;
 void reef__net_after_fork(void) REEF_HIDDEN;
 
 static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }

@@ -207,8 +207,11 @@ static void accept_some(void)
 		}
 		memset(c, 0, sizeof(*c));
 		c->cap = net.client_buffer;
+		/* Room for the metadata and a few whole packets at least. */
 		if (c->cap < 4 * (mlen + REC_HEADER))
 			c->cap = 4 * (mlen + REC_HEADER);
+		if (c->cap < 4 * ((size_t)reef__st.cfg.packet_size + REC_HEADER))
+			c->cap = 4 * ((size_t)reef__st.cfg.packet_size + REC_HEADER);
 		c->q = malloc(c->cap);
 		if (!c->q) {
 			close(fd);
@@ -249,6 +252,8 @@ static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32
 	reef__store64(rec + REEF_OFF_TS_END, ts_end);
 	reef__store64(rec + REEF_OFF_CONTENT_SIZE, (uint64_t)n * 8u);
 	reef__store64(rec + REEF_OFF_PACKET_SIZE, (uint64_t)n * 8u);
+	memcpy(b->live.last_header, rec, REEF_PACKET_HEADER_SIZE);
+	b->live.have_header = 1;
 	for (k = 0; k < REEF_MAX_CLIENTS; k++) {
 		struct client *c = &net.cli[k];
 		uint64_t seq, d;
@@ -268,15 +273,63 @@ static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32
 			seq = reef__load64(pkt + REEF_OFF_SEQ_NUM);
 			d = discarded;
 		}
-		if (room(c) < n + REC_HEADER) {
+		/* The last eighth of the queue is kept for end-of-stream stubs,
+		 * metadata and the end record. */
+		if (room(c) < n + REC_HEADER + c->cap / 8) {
 			c->dropped++;
+			b->live.cli[k].dropped = 1;
 			continue;
 		}
+		b->live.cli[k].dropped = 0;
 		reef__store64(rec + REEF_OFF_SEQ_NUM, seq);
 		reef__store64(rec + REEF_OFF_DISCARDED, d);
 		put(c, net.scratch, n + REC_HEADER);
 	}
 	b->live.last_discarded = discarded;
+}
+
+/* If the last packets of `b` were dropped for client `k`, nothing after
+ * them would show it: an empty packet (the last header sent, the next
+ * sequence number, the latest count of events dropped) does (net.lock
+ * held). */
+static void send_stub(struct reef_buf *b, int k)
+{
+	struct client *c = &net.cli[k];
+	char rec[REC_HEADER + REEF_PACKET_HEADER_SIZE], *h = rec + REC_HEADER;
+	uint64_t d, base, ts;
+	if (c->fd < 0 || b->live.cli[k].gen != c->gen || !b->live.cli[k].dropped ||
+	    !b->live.have_header || room(c) < sizeof(rec))
+		return;
+	reef__store32(rec, REC_MAGIC);
+	reef__store32(rec + 4, REC_PACKET);
+	reef__store64(rec + 8, b->instance_id);
+	reef__store64(rec + 16, REEF_PACKET_HEADER_SIZE);
+	memcpy(h, b->live.last_header, REEF_PACKET_HEADER_SIZE);
+	ts = reef__load64(h + REEF_OFF_TS_END);
+	reef__store64(h + REEF_OFF_TS_BEGIN, ts);
+	reef__store64(h + REEF_OFF_CONTENT_SIZE, REEF_PACKET_HEADER_SIZE * 8u);
+	reef__store64(h + REEF_OFF_PACKET_SIZE, REEF_PACKET_HEADER_SIZE * 8u);
+	d = b->live.last_discarded;
+	base = b->live.cli[k].discarded_base;
+	if (reef__st.cfg.mode == REEF_MODE_OVERWRITE)
+		base = 0;
+	else
+		reef__store64(h + REEF_OFF_SEQ_NUM, b->live.cli[k].seq++);
+	reef__store64(h + REEF_OFF_DISCARDED, d >= base ? d - base : 0);
+	put(c, rec, sizeof(rec));
+	b->live.cli[k].dropped = 0;
+}
+
+void reef__net_retire(struct reef_buf *b)
+{
+	int k;
+	if (!__atomic_load_n(&net.on, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&net.lock);
+	if (!net.closed)
+		for (k = 0; k < REEF_MAX_CLIENTS; k++)
+			send_stub(b, k);
+	pthread_mutex_unlock(&net.lock);
 }
 
 int reef__net_packet(struct reef_buf *b, const char *pkt, size_t n)
@@ -680,7 +733,15 @@ void reef__net_finish(void)
 		pthread_join(net.thread, NULL);
 	net.have_thread = 0;
 
+	pthread_mutex_lock(&reef__st.registry_lock);
 	pthread_mutex_lock(&net.lock);
+	{
+		struct reef_buf *b;
+		for (b = reef__st.buffers; b; b = b->next)
+			for (k = 0; k < REEF_MAX_CLIENTS; k++)
+				send_stub(b, k);
+	}
+	pthread_mutex_unlock(&reef__st.registry_lock);
 	net.final_meta = reef__metadata_text(&net.final_meta_len);
 	for (k = 0; k < REEF_MAX_CLIENTS; k++) {
 		net.cli[k].need_meta = net.final_meta != NULL;

@@ -170,6 +170,37 @@ int reef__write_packet(struct reef_buf *b, const char *pkt)
 	return write_all(b->fd, pkt, n);
 }
 
+/* An empty packet carrying the count of events dropped since the last
+ * packet written, for a thread that could not open one itself (all its
+ * packets were waiting when it exited, or at shutdown). Its header is the
+ * previous packet's. */
+int reef__write_discard_packet(struct reef_buf *b)
+{
+	char pkt[REEF_PACKET_HEADER_SIZE];
+	uint64_t d = __atomic_load_n(&b->discarded, __ATOMIC_RELAXED), now = reef__now();
+	if (d == b->reported_discarded || reef__st.cfg.mode == REEF_MODE_OVERWRITE)
+		return 0;
+	memset(pkt, 0, sizeof(pkt));
+	if (b->head > 0) {
+		memcpy(pkt, b->base + (size_t)((b->head - 1) % b->npackets) * b->packet_size,
+		       REEF_PACKET_HEADER_SIZE);
+		if (reef__load64(pkt + REEF_OFF_TS_END) > now)
+			now = reef__load64(pkt + REEF_OFF_TS_END);
+	} else {
+		reef__store32(pkt + REEF_OFF_MAGIC, REEF_CTF_MAGIC);
+		memcpy(pkt + REEF_OFF_UUID, reef__st.uuid, 16);
+		reef__store64(pkt + REEF_OFF_INSTANCE_ID, b->instance_id);
+		reef__store32(pkt + REEF_OFF_TID, b->tid);
+	}
+	reef__store64(pkt + REEF_OFF_TS_BEGIN, now);
+	reef__store64(pkt + REEF_OFF_TS_END, now);
+	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, REEF_PACKET_HEADER_SIZE * 8u);
+	reef__store64(pkt + REEF_OFF_PACKET_SIZE, REEF_PACKET_HEADER_SIZE * 8u);
+	reef__store64(pkt + REEF_OFF_SEQ_NUM, b->seq++);
+	reef__store64(pkt + REEF_OFF_DISCARDED, d);
+	return reef__write_packet(b, pkt);
+}
+
 /* One buffer: write its closed packets. */
 static int drain_buf(struct reef_buf *b, int snapshot, char *scratch)
 {
@@ -230,6 +261,8 @@ int reef__drain(int snapshot)
 			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE)) {
 			/* The thread is gone and everything is written. */
 			struct reef_buf **l;
+			reef__write_discard_packet(b);
+			reef__net_retire(b);
 			/* Re-find the link under the lock: a thread may have pushed
 			 * a new buffer at the head since `link` was read. */
 			pthread_mutex_lock(&reef__st.registry_lock);

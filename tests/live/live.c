@@ -1,0 +1,84 @@
+/*
+ * live.c — the traced program of the live-streaming tests and benchmark
+ * (events of examples/demo.reef).
+ *
+ *   live burst THREADS N   each thread records N worker:ITEM events in a
+ *                          tight loop; prints "attempted TOTAL"
+ *   live ticks N MS        records app:STOP(i) for i < N, MS ms apart;
+ *                          prints "tick I NS" (CLOCK_REALTIME just before
+ *                          the event) for each, flushed
+ *   live rate N            one thread, N worker:ITEM events in a tight
+ *                          loop; prints "events N ns ELAPSED maxrss_kb KB"
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "demo.h"
+
+static unsigned long long n_events;
+
+static unsigned long long now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void *burst(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	unsigned long long i;
+	for (i = 0; i < n_events; i++)
+		reef_worker_item(id, (uint32_t)i, i, (int32_t)i, 0.5, i & 1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "burst")) {
+		unsigned t, nthreads = (unsigned)atoi(argv[2]);
+		pthread_t th[64];
+		if (nthreads < 1 || nthreads > 64)
+			return 2;
+		n_events = strtoull(argv[3], NULL, 0);
+		reef_data_tick(0); /* initialises the library (and waits for a client) */
+		for (t = 0; t < nthreads; t++)
+			pthread_create(&th[t], NULL, burst, (void *)(uintptr_t)t);
+		for (t = 0; t < nthreads; t++)
+			pthread_join(th[t], NULL);
+		printf("attempted %llu\n", n_events * nthreads + 1);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "ticks")) {
+		unsigned i, n = (unsigned)atoi(argv[2]);
+		long ms = atol(argv[3]);
+		struct timespec gap = { ms / 1000, (ms % 1000) * 1000000L };
+		for (i = 0; i < n; i++) {
+			unsigned long long t = now_ns(CLOCK_REALTIME);
+			reef_app_stop(i);
+			printf("tick %u %llu\n", i, t);
+			fflush(stdout);
+			nanosleep(&gap, NULL);
+		}
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "rate")) {
+		unsigned long long t0, t1;
+		struct rusage ru;
+		n_events = strtoull(argv[2], NULL, 0);
+		reef_data_tick(0);
+		t0 = now_ns(CLOCK_MONOTONIC);
+		burst(NULL);
+		t1 = now_ns(CLOCK_MONOTONIC);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("events %llu ns %llu maxrss_kb %ld\n", n_events, t1 - t0, ru.ru_maxrss);
+		return 0;
+	}
+	fprintf(stderr, "usage: live burst THREADS N | live ticks N MS | live rate N\n");
+	return 2;
+}
