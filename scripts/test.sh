@@ -23,6 +23,10 @@ if [ -f tests/tracer/run.sh ]; then
     echo "== libreef tracer tests"
     if bash tests/tracer/run.sh; then echo "tracer: ok"; else echo "tracer: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/live/run.sh ]; then
+    echo "== live streaming tests (REEF_LISTEN, reef listen)"
+    if bash tests/live/run.sh; then echo "live: ok"; else echo "live: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi
