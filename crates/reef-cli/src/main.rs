@@ -5,6 +5,7 @@ mod cmd_analyses;
 mod cmd_check;
 mod cmd_gen;
 mod cmd_listen;
+mod cmd_periods;
 mod cmd_print;
 mod cmd_stats;
 mod intervals;
@@ -85,6 +86,11 @@ enum Command {
     ///
     /// Example: reef activities --begin '$evt.$name == "lock:ACQUIRE"' --end '$evt.$name == "lock:RELEASE"' --key mutex TRACE
     Activities(cmd_activities::ActivitiesArgs),
+    /// Periods between events matching expressions, nested in parent
+    /// periods, with captured values (lttng-periodlog/-stats/-freq/-top).
+    ///
+    /// Example: reef periods --period 'irq : $evt.$name == "irq_handler_entry" : $evt.$name == "irq_handler_exit" && $evt.irq == $begin.$evt.irq' --stats TRACE
+    Periods(cmd_periods::PeriodsArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +108,7 @@ fn main() -> ExitCode {
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),
+        Command::Periods(a) => cmd_periods::run(a),
     };
     match r {
         Ok(code) => code,
@@ -110,6 +117,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("reef: error: {e:#}");
+            // A bad expression is a usage error, as clap's.
+            if e.downcast_ref::<reef_filter::LocatedError>().is_some() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }
