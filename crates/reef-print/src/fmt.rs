@@ -21,6 +21,23 @@ pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&buf[i..]);
 }
 
+/// Appends `v` in decimal, zero-padded to `width` digits.
+#[inline]
+pub fn push_padded(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    let mut buf = [b'0'; 24];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len() - width.min(buf.len()));
+    out.extend_from_slice(&buf[start..]);
+}
+
 #[inline]
 pub fn push_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
@@ -148,24 +165,40 @@ fn strip_zeros(s: &str) -> &str {
 /// Appends `s` in double quotes with babeltrace2's escaping.
 pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
-    for &b in s {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\'' => out.extend_from_slice(b"\\'"),
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'?' => out.extend_from_slice(b"\\?"),
-            0x07 => out.extend_from_slice(b"\\a"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x1b => out.extend_from_slice(b"\\e"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x0b => out.extend_from_slice(b"\\v"),
-            0..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
-            _ => out.push(b),
-        }
+    let mut run = 0;
+    for (i, &b) in s.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'\\' => b"\\\\",
+            b'\'' => b"\\'",
+            b'"' => b"\\\"",
+            b'?' => b"\\?",
+            0x07 => b"\\a",
+            0x08 => b"\\b",
+            0x1b => b"\\e",
+            0x0c => b"\\f",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x0b => b"\\v",
+            0..=0x1f | 0x7f => {
+                out.extend_from_slice(&s[run..i]);
+                run = i + 1;
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'x',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ]);
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&s[run..i]);
+        out.extend_from_slice(esc);
+        run = i + 1;
     }
+    out.extend_from_slice(&s[run..]);
     out.push(b'"');
 }
 
@@ -207,6 +240,19 @@ fn broken_down(secs: i64, gmt: bool) -> Option<Tm> {
 /// Appends a time given in ns from the origin: seconds (`--clock-seconds`)
 /// or a wall-clock time of day, with the date for `--clock-date`.
 pub fn wall_time(out: &mut Vec<u8>, ns: i64, o: &ClockOptions) {
+    wall_time_cached(out, ns, o, &mut TimeCache::default());
+}
+
+/// The text of the last whole second [`wall_time_cached`] broke down
+/// (the C library's time zone conversion is the costly part).
+#[derive(Debug, Default)]
+pub struct TimeCache {
+    secs: Option<i64>,
+    text: Vec<u8>,
+}
+
+/// [`wall_time`], reusing `cache` while the second does not change.
+pub fn wall_time_cached(out: &mut Vec<u8>, ns: i64, o: &ClockOptions, cache: &mut TimeCache) {
     let secs = ns.div_euclid(1_000_000_000);
     let nsec = ns.rem_euclid(1_000_000_000);
     if o.seconds {
@@ -218,22 +264,41 @@ pub fn wall_time(out: &mut Vec<u8>, ns: i64, o: &ClockOptions) {
         } else {
             (ns as u64 / 1_000_000_000, ns as u64 % 1_000_000_000)
         };
-        out.extend_from_slice(format!("{s}.{n:09}").as_bytes());
+        push_u64(out, s);
+        out.push(b'.');
+        push_padded(out, n, 9);
         return;
     }
-    match broken_down(secs, o.gmt) {
-        Some(tm) => {
-            if o.date {
-                out.extend_from_slice(
-                    format!("{:04}-{:02}-{:02} ", tm.year, tm.mon, tm.mday).as_bytes(),
-                );
+    if cache.secs != Some(secs) {
+        cache.text.clear();
+        match broken_down(secs, o.gmt) {
+            Some(tm) => {
+                let t = &mut cache.text;
+                if o.date {
+                    push_padded(t, tm.year as u64, 4);
+                    t.push(b'-');
+                    push_padded(t, tm.mon as u64, 2);
+                    t.push(b'-');
+                    push_padded(t, tm.mday as u64, 2);
+                    t.push(b' ');
+                }
+                push_padded(t, tm.hour as u64, 2);
+                t.push(b':');
+                push_padded(t, tm.min as u64, 2);
+                t.push(b':');
+                push_padded(t, tm.sec as u64, 2);
+                t.push(b'.');
             }
-            out.extend_from_slice(
-                format!("{:02}:{:02}:{:02}.{:09}", tm.hour, tm.min, tm.sec, nsec).as_bytes(),
-            );
+            None => {
+                cache.secs = None;
+                out.extend_from_slice(b"Error");
+                return;
+            }
         }
-        None => out.extend_from_slice(b"Error"),
+        cache.secs = Some(secs);
     }
+    out.extend_from_slice(&cache.text);
+    push_padded(out, nsec as u64, 9);
 }
 
 /// A UUID in its canonical lowercase 8-4-4-4-12 form.

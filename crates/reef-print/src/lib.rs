@@ -107,6 +107,37 @@ pub struct Pretty {
     last_ns: Option<i64>,
     last_cycles: Option<u64>,
     start_line: bool,
+    tcache: fmt::TimeCache,
+    /// The env entries shown per event, per trace (keyed by the trace's
+    /// address), looked up once.
+    envs: Vec<(usize, TraceEnv)>,
+}
+
+/// A trace's `hostname`, `domain`, `procname` (as text) and `vpid`.
+struct TraceEnv {
+    hostname: Option<String>,
+    domain: Option<String>,
+    procname: Option<String>,
+    vpid: Option<i64>,
+}
+
+impl TraceEnv {
+    fn new(meta: &reef_ctf::Metadata) -> TraceEnv {
+        let text = |k: &str| match meta.env_get(k) {
+            Some(EnvValue::Str(s)) => Some(s.clone()),
+            Some(EnvValue::Int(i)) => Some(i.to_string()),
+            None => None,
+        };
+        TraceEnv {
+            hostname: text("hostname"),
+            domain: text("domain"),
+            procname: text("procname"),
+            vpid: match meta.env_get("vpid") {
+                Some(EnvValue::Int(v)) => Some(*v),
+                _ => None,
+            },
+        }
+    }
 }
 
 const LOG_LEVELS: [&str; 15] = [
@@ -134,6 +165,8 @@ impl Pretty {
             last_ns: None,
             last_cycles: None,
             start_line: true,
+            tcache: fmt::TimeCache::default(),
+            envs: Vec::new(),
         }
     }
 
@@ -196,13 +229,26 @@ impl Pretty {
                 out.extend_from_slice(b", ");
             }
         }
-        let env_str = |k: &str| match meta.env_get(k) {
-            Some(EnvValue::Str(s)) => Some(s.clone()),
-            Some(EnvValue::Int(i)) => Some(i.to_string()),
-            None => None,
+        let key = std::sync::Arc::as_ptr(trace) as usize;
+        let ei = match self.envs.iter().position(|e| e.0 == key) {
+            Some(i) => i,
+            None => {
+                self.envs.push((key, TraceEnv::new(meta)));
+                self.envs.len() - 1
+            }
         };
+        // Taken out for the calls below, which borrow `self` mutably.
+        let env = std::mem::replace(
+            &mut self.envs[ei].1,
+            TraceEnv {
+                hostname: None,
+                domain: None,
+                procname: None,
+                vpid: None,
+            },
+        );
         if self.opts.fields.hostname {
-            if let Some(h) = env_str("hostname") {
+            if let Some(h) = &env.hostname {
                 self.sep(out);
                 if hn {
                     self.name_equal(out, "trace:hostname");
@@ -212,7 +258,7 @@ impl Pretty {
             }
         }
         if self.opts.fields.domain {
-            if let Some(d) = env_str("domain") {
+            if let Some(d) = &env.domain {
                 self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:domain");
@@ -222,7 +268,7 @@ impl Pretty {
             }
         }
         if self.opts.fields.procname {
-            if let Some(p) = env_str("procname") {
+            if let Some(p) = &env.procname {
                 self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:procname");
@@ -232,15 +278,18 @@ impl Pretty {
             }
         }
         if self.opts.fields.vpid {
-            if let Some(EnvValue::Int(v)) = meta.env_get("vpid") {
+            if let Some(v) = env.vpid {
                 self.dom_sep(out, dom_print);
                 if hn {
                     self.name_equal(out, "trace:vpid");
                 }
-                out.extend_from_slice(format!("({v})").as_bytes());
+                out.push(b'(');
+                fmt::push_i64(out, v);
+                out.push(b')');
                 dom_print = true;
             }
         }
+        self.envs[ei].1 = env;
         if self.opts.fields.loglevel {
             if let Some(l) = ec.loglevel {
                 if (0..15).contains(&l) {
@@ -362,9 +411,9 @@ impl Pretty {
             out.extend_from_slice(color::TIMESTAMP.as_bytes());
         }
         if self.opts.clock.cycles {
-            out.extend_from_slice(format!("{cycles:020}").as_bytes());
+            fmt::push_padded(out, cycles, 20);
         } else {
-            fmt::wall_time(out, ns, &self.opts.clock);
+            fmt::wall_time_cached(out, ns, &self.opts.clock, &mut self.tcache);
         }
         if self.opts.color {
             out.extend_from_slice(color::RESET.as_bytes());
@@ -385,7 +434,8 @@ impl Pretty {
         if self.opts.clock.cycles {
             match self.last_cycles {
                 Some(last) => {
-                    out.extend_from_slice(format!("+{:012}", cycles.wrapping_sub(last)).as_bytes())
+                    out.push(b'+');
+                    fmt::push_padded(out, cycles.wrapping_sub(last), 12);
                 }
                 None => out.extend_from_slice(b"+????????????"),
             }
@@ -395,7 +445,10 @@ impl Pretty {
                 Some(last) => {
                     let d = ns.wrapping_sub(last);
                     let (s, n) = (d / 1_000_000_000, d % 1_000_000_000);
-                    out.extend_from_slice(format!("+{}.{:09}", s as u64, n as u64).as_bytes());
+                    out.push(b'+');
+                    fmt::push_u64(out, s as u64);
+                    out.push(b'.');
+                    fmt::push_padded(out, n as u64, 9);
                 }
                 None => out.extend_from_slice(b"+?.?????????"),
             }
