@@ -78,10 +78,13 @@ uint64_t reef__clock_slow(void);
 static inline int reef__enabled(unsigned subsystem, uint32_t event_id)
 {
 	uint8_t s = __atomic_load_n(&reef__shared.state[subsystem & 255u], __ATOMIC_RELAXED);
-	if (REEF_LIKELY(s == REEF__ON))
-		return 1;
+	/* OFF first: a disabled event is a load, a test and one taken branch
+	 * to the caller's next statement (about half the cost of testing ON
+	 * first, measured in bench/tracer); ON then costs one untaken branch. */
 	if (s == REEF__OFF)
 		return 0;
+	if (REEF_LIKELY(s == REEF__ON))
+		return 1;
 	return reef__gate(event_id);
 }
 
