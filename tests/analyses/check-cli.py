@@ -3,10 +3,12 @@
 with lttng-analyses 0.6.1's output (tests/analyses/references/): integers
 exactly, other numbers to 1e-9 relative. Also checks --metadata and the
 text output. Usage: check-cli.py path/to/reef"""
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 traces = os.path.join(here, "..", "..", "..", "shared", "conformance", "kernel-traces")
@@ -51,13 +53,29 @@ def compare(path, got, want, diffs):
 
 failed = 0
 checked = 0
-for trace in ("uneven-streams", "bug446190"):
+
+# The synthetic trace the references were made from, regenerated.
+tmp = tempfile.TemporaryDirectory()
+synthetic = os.path.join(tmp.name, "kernel")
+subprocess.run([sys.executable, os.path.join(here, "gen-kernel-trace.py"), synthetic, "100000"],
+               check=True, stdout=subprocess.DEVNULL)
+with open(os.path.join(here, "references", "synthetic.sha256")) as f:
+    for line in f:
+        digest, name = line.split()
+        with open(os.path.join(synthetic, name), "rb") as g:
+            if hashlib.sha256(g.read()).hexdigest() != digest:
+                print(f"FAIL synthetic trace: {name} differs from the one the references were made from")
+                sys.exit(1)
+paths = {t: os.path.join(traces, t) for t in ("uneven-streams", "bug446190")}
+paths["synthetic"] = synthetic
+
+for trace in ("uneven-streams", "bug446190", "synthetic"):
     for name, opts in analyses.items():
         ref = os.path.join(here, "references", f"{trace}.{name}.json")
         with open(ref) as f:
             want = json.load(f)
         for workers in ("1", "2"):
-            cmd = [reef, name, "--lami", "-j", workers, *opts, os.path.join(traces, trace)]
+            cmd = [reef, name, "--lami", "-j", workers, *opts, paths[trace]]
             out = subprocess.run(cmd, capture_output=True, text=True)
             diffs = []
             if out.returncode != 0:
@@ -71,7 +89,7 @@ for trace in ("uneven-streams", "bug446190"):
                 for d in diffs[:10]:
                     print("   ", d)
         checked += 1
-        text = subprocess.run([reef, name, *opts, os.path.join(traces, trace)],
+        text = subprocess.run([reef, name, *opts, paths[trace]],
                               capture_output=True, text=True)
         if text.returncode != 0 or "Time range:" not in text.stdout:
             failed += 1

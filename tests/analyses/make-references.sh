@@ -35,11 +35,18 @@ analyses=(
     "iolatency:lttng-iolatencystats-mi"
     "memtop:lttng-memtop-mi"
 )
-for trace in uneven-streams bug446190; do
+# A synthetic 4-CPU trace whose streams start and end at different times
+# (so lttng-analyses' stream intersection matters), made by our generator;
+# check-cli.py regenerates it and checks its hash before comparing.
+python3 "$here/gen-kernel-trace.py" "$tmp/synthetic/kernel" 100000
+(cd "$tmp/synthetic/kernel" && sha256sum metadata channel0_*) >"$out/synthetic.sha256"
+for trace in uneven-streams bug446190 synthetic; do
     # lttng-analyses wants a directory holding a `kernel` trace.
-    mkdir -p "$tmp/$trace"
-    # (a copy: babeltrace's recursive open does not follow symlinks)
-    cp -r "$traces/$trace" "$tmp/$trace/kernel"
+    if [ "$trace" != synthetic ]; then
+        mkdir -p "$tmp/$trace"
+        # (a copy: babeltrace's recursive open does not follow symlinks)
+        cp -r "$traces/$trace" "$tmp/$trace/kernel"
+    fi
     for a in "${analyses[@]}"; do
         name="${a%%:*}"
         cmd="${a#*:}"

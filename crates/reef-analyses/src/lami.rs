@@ -291,10 +291,10 @@ pub fn table_text(t: &Table, out: &mut String) {
             if left {
                 line.push_str(c);
                 if i + 1 < cols.len() {
-                    line.extend(std::iter::repeat(' ').take(pad));
+                    line.extend(std::iter::repeat_n(' ', pad));
                 }
             } else {
-                line.extend(std::iter::repeat(' ').take(pad));
+                line.extend(std::iter::repeat_n(' ', pad));
                 line.push_str(c);
             }
         }

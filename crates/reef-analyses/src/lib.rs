@@ -33,6 +33,7 @@
 
 pub mod cputop;
 pub mod event;
+pub mod intersect;
 pub mod irqstats;
 pub mod lami;
 pub mod memtop;
@@ -66,6 +67,7 @@ pub struct Runner<A> {
     pub analysis: A,
     begin_ts: Option<i64>,
     end_ts: Option<i64>,
+    window: (i64, i64),
     period_begin: Option<i64>,
     last_ts: Option<i64>,
     events: u64,
@@ -78,15 +80,30 @@ impl<A: Analysis> Runner<A> {
             analysis,
             begin_ts: begin,
             end_ts: end,
+            window: (i64::MIN, i64::MAX),
             period_begin: None,
             last_ts: None,
             events: 0,
         }
     }
 
+    /// Restricts the events seen at all, by the model too, to
+    /// `[begin, end]`: the stream intersection of [`intersect`], which
+    /// lttng-analyses applies by default.
+    pub fn window(mut self, begin: i64, end: i64) -> Runner<A> {
+        self.window = (begin, end);
+        self
+    }
+
     /// Processes one event; `false` once past the end of the range (the
     /// event was not processed and no further one will be).
     pub fn event(&mut self, ev: &Event) -> bool {
+        if ev.ts < self.window.0 {
+            return true;
+        }
+        if ev.ts > self.window.1 {
+            return false;
+        }
         if self.end_ts.is_some_and(|e| ev.ts > e) {
             self.end_ts = Some(i64::MIN);
             return false;

@@ -78,7 +78,7 @@ impl Memtop {
     fn top(&self, class: &'static TableClass, begin: i64, end: i64, allocated: bool) -> Table {
         let get = |t: &ThreadStats| if allocated { t.allocated } else { t.freed };
         let mut v: Vec<(&i64, &ThreadStats)> = self.tids.iter().collect();
-        v.sort_by(|a, b| get(b.1).cmp(&get(a.1)));
+        v.sort_by_key(|t| std::cmp::Reverse(get(t.1)));
         let mut t = Table::new(class, begin, end);
         for (tid, s) in v {
             if self.limit > 0 && t.rows.len() >= self.limit {

@@ -117,7 +117,7 @@ impl Analysis for Syscallstats {
     fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
         let m = &METADATA;
         let mut threads: Vec<(&i64, &ThreadStats)> = self.tids.iter().collect();
-        threads.sort_by(|a, b| b.1.total.cmp(&a.1.total));
+        threads.sort_by_key(|t| std::cmp::Reverse(t.1.total));
         let mut out = Vec::new();
         let mut total = Table::new(&m.tables[1], begin, end);
         for (tid, t) in threads {
@@ -128,7 +128,7 @@ impl Analysis for Syscallstats {
             let mut table = Table::new(&m.tables[0], begin, end);
             table.subtitle = Some(format!("{} ({}, TID: {})", t.comm, pid, tid));
             let mut calls: Vec<(&String, &CallStats)> = t.calls.iter().collect();
-            calls.sort_by(|a, b| b.1.d.count.cmp(&a.1.d.count));
+            calls.sort_by_key(|c| std::cmp::Reverse(c.1.d.count));
             for (name, c) in calls {
                 let stdev = if c.d.count > 2 { c.d.stdev() } else { None };
                 let rets: Vec<String> = c

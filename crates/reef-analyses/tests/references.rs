@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use reef_analyses::cputop::Cputop;
 use reef_analyses::event::Decoder;
+use reef_analyses::intersect::stream_intersection;
 use reef_analyses::irqstats::Irqstats;
 use reef_analyses::lami::{results_json, Table};
 use reef_analyses::memtop::Memtop;
@@ -31,9 +32,11 @@ fn trace_dir(name: &str) -> PathBuf {
 
 fn run<A: Analysis>(dir: &Path, a: A) -> Value {
     let trace = Arc::new(Trace::open(dir).unwrap());
-    let mut mux = Muxer::new(&[trace]);
+    let traces = [trace];
+    let (b, e) = stream_intersection(&traces).unwrap().unwrap();
+    let mut mux = Muxer::new(&traces);
     let mut dec = Decoder::new();
-    let mut run = Runner::new(a, None, None);
+    let mut run = Runner::new(a, None, None).window(b, e);
     while let Some(i) = mux.next().unwrap() {
         if mux.item(i) != Item::Event {
             continue;

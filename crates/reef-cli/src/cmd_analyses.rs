@@ -43,6 +43,10 @@ pub struct CommonArgs {
     /// Read wall-clock --begin/--end times as UTC rather than local time.
     #[arg(long)]
     pub gmt: bool,
+    /// Analyse every event, not only the time range all streams cover (the
+    /// stream intersection, which lttng-analyses uses by default).
+    #[arg(long)]
+    pub no_intersection: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -196,6 +200,16 @@ fn analyse<A: Analysis>(
         );
         return Ok((Vec::new(), None));
     }
+    let window = if a.no_intersection {
+        None
+    } else {
+        match reef_analyses::intersect::stream_intersection(&src.traces)? {
+            Some((b, e)) if b > e => {
+                anyhow::bail!("the trace's streams have no time in common; use --no-intersection")
+            }
+            w => w,
+        }
+    };
     let mut dec = Decoder::new();
     let mut run: Option<Runner<A>> = None;
     let mut analysis = Some(analysis);
@@ -224,7 +238,11 @@ fn analyse<A: Analysis>(
                     None => None,
                 };
                 let an = analysis.take().context("analysis already started")?;
-                run.insert(Runner::new(an, b, None))
+                let r = Runner::new(an, b, None);
+                run.insert(match window {
+                    Some((wb, we)) => r.window(wb, we),
+                    None => r,
+                })
             }
         };
         if !runner.event(&dec.decode(m.cursor, ns)) {

@@ -1,0 +1,73 @@
+//! The "stream intersection" lttng-analyses reads by default (babeltrace
+//! 1.5's intersect mode): only the time range every stream covers, from
+//! the latest first-packet beginning to the earliest last-packet end, so
+//! that no CPU's state is guessed while another's stream has no data yet.
+//!
+//! Only packet headers and contexts are read, one per packet.
+
+use std::sync::Arc;
+
+use reef_ctf::decode::State;
+use reef_ctf::stream::{read_packet, PacketScratch};
+use reef_ctf::{Error, Trace};
+
+/// `[begin, end]` in ns from the origin, over every stream of `traces` that
+/// has packets with timestamps; `None` if no stream has any. `begin > end`
+/// when some streams do not overlap at all.
+pub fn stream_intersection(traces: &[Arc<Trace>]) -> Result<Option<(i64, i64)>, Error> {
+    let mut window: Option<(i64, i64)> = None;
+    for t in traces {
+        let class = &t.class;
+        let mut ph_state = State::new(class.packet_header_slots);
+        let mut scratch = Vec::new();
+        let mut context = Vec::new();
+        for src in &t.sources {
+            let sp = &class.streams[src.stream];
+            let Some(clock) = sp.clock.map(|c| &class.meta.clocks[c]) else {
+                continue;
+            };
+            let mut st = State::new(sp.refs.len());
+            let mut first: Option<u64> = None;
+            let mut last: Option<u64> = None;
+            for f in &src.files {
+                let len = f.data().len() as u64;
+                let mut off = 0u64;
+                while off < len {
+                    let (_, info, _) = read_packet(
+                        class,
+                        f,
+                        off,
+                        &mut PacketScratch {
+                            st: &mut st,
+                            ph_state: &mut ph_state,
+                            scratch: &mut scratch,
+                            context: &mut context,
+                        },
+                    )?;
+                    if first.is_none() {
+                        first = info.ts_begin;
+                    }
+                    if info.ts_end.is_some() {
+                        last = info.ts_end;
+                    }
+                    let step = info.packet_bits / 8;
+                    if step == 0 {
+                        break;
+                    }
+                    off += step;
+                }
+            }
+            let (Some(b), Some(e)) = (
+                first.and_then(|c| clock.ns_from_origin(c)),
+                last.and_then(|c| clock.ns_from_origin(c)),
+            ) else {
+                continue;
+            };
+            window = Some(match window {
+                None => (b, e),
+                Some((wb, we)) => (wb.max(b), we.min(e)),
+            });
+        }
+    }
+    Ok(window)
+}
