@@ -303,12 +303,13 @@ void *reef__consumer_main(void *arg)
 	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
 	{
 		/* Copying packets into the page cache costs the consumer about as
-		 * much CPU as the events cost the program; when the cores are
-		 * busy it yields them to the program's threads (discard mode
-		 * drops and counts what it cannot keep up with).
-		 * REEF_CONSUMER_NICE: added to the thread's nice value (10; 0: off). */
+		 * much CPU as the events cost the program. In discard mode, when
+		 * the cores are busy, it yields them to the program's threads and
+		 * what it cannot keep up with is dropped and counted (block mode
+		 * waits for it: no change there). REEF_CONSUMER_NICE: added to the
+		 * thread's nice value (discard mode: 10; 0: off). */
 		const char *e = getenv("REEF_CONSUMER_NICE");
-		int inc = e && *e ? atoi(e) : 10;
+		int inc = e && *e ? atoi(e) : reef__st.cfg.mode == REEF_MODE_DISCARD ? 10 : 0;
 		id_t tid = (id_t)syscall(SYS_gettid);
 		if (inc > 0) {
 			int cur;
