@@ -15,6 +15,8 @@
 # channel below (4 x 4 MiB sub-buffers); one run's trace (42 MB/thread) is
 # larger, so the consumer writes most of it while the events are timed.
 # Events libreef drops (consumer behind) are counted and reported.
+# "discard, nice 0" is the default mode with the consumer thread at the
+# program's priority (REEF_CONSUMER_NICE=0) instead of nice +10.
 # Besides wall-clock time, each program reports the tracing thread's CPU
 # time and the whole process's CPU time per event (see harness.h).
 #
@@ -105,6 +107,7 @@ declare -A CMD
 for t in 1 2; do
 	CMD[rdtsc_$t]="$WORK/bench_rdtsc"
 	CMD[reef_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
+	CMD[reefn0_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_BUFFER_SIZE=$REEF_BUF REEF_CONSUMER_NICE=0 $WORK/bench_reef"
 	CMD[reefmem_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_MODE=overwrite REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
 	CMD[reef_off_$t]="env REEF_OUTPUT=$WORK/trace REEF_SUBSYSTEMS=none $WORK/bench_reef"
 	if [ -n "$HAVE_BARECTF" ]; then
@@ -125,7 +128,7 @@ run_all() {
 			mkdir -p "$WORK/trace"
 			${CMD[$key]} "${key##*_}" "$ITERS" >>"$WORK/res.$key"
 			case $key in
-			reef_on_*) python3 "$HERE/discarded.py" "$WORK/trace" >>"$WORK/drop.$key" ;;
+			reef_on_* | reefn0_on_*) python3 "$HERE/discarded.py" "$WORK/trace" >>"$WORK/drop.$key" ;;
 			esac
 		done
 	done
@@ -171,7 +174,9 @@ for k in "${!CMD[@]}"; do
 	R[proc_$k]=$(col "$k" 3)
 done
 for t in 1 2; do
-	R[reef_drop_$t]=$(if [ -s "$WORK/drop.reef_on_$t" ]; then median <"$WORK/drop.reef_on_$t"; else echo n/a; fi)
+	for k in reef reefn0; do
+		R[${k}_drop_$t]=$(if [ -s "$WORK/drop.${k}_on_$t" ]; then median <"$WORK/drop.${k}_on_$t"; else echo n/a; fi)
+	done
 done
 
 # ---- table ---------------------------------------------------------------------
@@ -189,6 +194,7 @@ echo "Wall clock per event (what the traced thread waits):"
 row "" "1 thread" "2 threads" "vs libreef" "vs libreef"
 row "" "" "" "(1 thread)" "(2 threads)"
 row "libreef, enabled (discard)" "$(get reef_on_1)" "$(get reef_on_2)" "1.0x" "1.0x"
+row "libreef, discard, nice 0" "$(get reefn0_on_1)" "$(get reefn0_on_2)" "$(ratio reefn0_on_1 reef_on_1)" "$(ratio reefn0_on_2 reef_on_2)"
 row "libreef, overwrite mode" "$(get reefmem_on_1)" "$(get reefmem_on_2)" "$(ratio reefmem_on_1 reef_on_1)" "$(ratio reefmem_on_2 reef_on_2)"
 row "LTTng-UST 2.13, enabled" "$(get lttng_on_1)" "$(get lttng_on_2)" "$(ratio lttng_on_1 reef_on_1)" "$(ratio lttng_on_2 reef_on_2)"
 row "barectf 3.1, enabled" "$(get barectf_on_1)" "$(get barectf_on_2)" "$(ratio barectf_on_1 reef_on_1)" "$(ratio barectf_on_2 reef_on_2)"
@@ -203,6 +209,7 @@ echo "the whole process's CPU time during the timed loops / all events (includes
 echo "libreef's consumer writing meanwhile; not LTTng's consumer daemon, another process):"
 row "" "thread, 1" "thread, 2" "process, 1" "process, 2"
 row "libreef, enabled (discard)" "$(get cpu_reef_on_1)" "$(get cpu_reef_on_2)" "$(get proc_reef_on_1)" "$(get proc_reef_on_2)"
+row "libreef, discard, nice 0" "$(get cpu_reefn0_on_1)" "$(get cpu_reefn0_on_2)" "$(get proc_reefn0_on_1)" "$(get proc_reefn0_on_2)"
 row "libreef, overwrite mode" "$(get cpu_reefmem_on_1)" "$(get cpu_reefmem_on_2)" "$(get proc_reefmem_on_1)" "$(get proc_reefmem_on_2)"
 row "LTTng-UST 2.13, enabled" "$(get cpu_lttng_on_1)" "$(get cpu_lttng_on_2)" "$(get proc_lttng_on_1)" "$(get proc_lttng_on_2)"
 row "barectf 3.1, enabled" "$(get cpu_barectf_on_1)" "$(get cpu_barectf_on_2)" "$(get proc_barectf_on_1)" "$(get proc_barectf_on_2)"
@@ -211,5 +218,7 @@ row "libreef, disabled" "$(get cpu_reef_off_1)" "$(get cpu_reef_off_2)" "" ""
 row "LTTng-UST 2.13, disabled" "$(get cpu_lttng_off_1)" "$(get cpu_lttng_off_2)" "" ""
 row "barectf 3.1, disabled" "$(get cpu_barectf_off_1)" "$(get cpu_barectf_off_2)" "" ""
 echo
-echo "libreef events discarded per discard-mode run (median): $(get reef_drop_1) (1 thread), $(get reef_drop_2) (2 threads), of $ITERS per thread"
+echo "libreef events discarded per discard-mode run (median, all threads), of $ITERS per thread:"
+echo "  consumer at nice +10 (default): $(get reef_drop_1) (1 thread), $(get reef_drop_2) (2 threads)"
+echo "  consumer at nice 0:             $(get reefn0_drop_1) (1 thread), $(get reefn0_drop_2) (2 threads)"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

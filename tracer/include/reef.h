@@ -20,6 +20,8 @@
  *   REEF_SUBSYSTEMS    "all", "none", or comma-separated subsystem names to
  *                      enable; a leading '-' on a name disables it
  *   REEF_CLOCK         auto | tsc | monotonic             (default: auto)
+ *   REEF_CONSUMER_NICE added to the consumer thread's nice value (default:
+ *                      10 in discard mode, 0 otherwise; 0: unchanged)
  *
  * Live streaming (see tracer/README.md, "Live"; each overrides the matching
  * `struct reef_config` field):
