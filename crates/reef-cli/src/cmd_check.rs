@@ -25,7 +25,7 @@ struct Shape {
 }
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let mut src = Source::open(&a.read)?;
+    let src = Source::open(&a.read)?;
     let mut shapes: Vec<Shape> = src
         .traces
         .iter()
@@ -35,28 +35,64 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         })
         .collect();
-    let r = (|| -> Result<(), reef_ctf::Error> {
-        while let Some(m) = src.next()? {
-            let s = &mut shapes[m.trace];
-            match m.item {
-                Item::Event => {
-                    s.events += 1;
-                    if let Some(ns) = m.ns {
-                        s.first_ns = Some(s.first_ns.map_or(ns, |f| f.min(ns)));
-                        s.last_ns = Some(s.last_ns.map_or(ns, |l| l.max(ns)));
+    let (traces, labels, trace_of) = (src.traces.clone(), src.labels.clone(), src.trace_of.clone());
+    // Without a filter, every stream is decoded on its own (in parallel
+    // with -j): the results are per trace, the order across streams does
+    // not matter.
+    let r = match src.scan_streams(a.read.worker_count()) {
+        Some(scans) => {
+            let mut first_err: Option<(i64, reef_ctf::Error)> = None;
+            for (i, sc) in scans.into_iter().enumerate() {
+                let s = &mut shapes[trace_of[i]];
+                s.events += sc.events;
+                s.packets += sc.packets;
+                s.discarded_events += sc.discarded_events;
+                s.discarded_packets += sc.discarded_packets;
+                if let Some(f) = sc.first_ns {
+                    s.first_ns = Some(s.first_ns.map_or(f, |x| x.min(f)));
+                }
+                if let Some(l) = sc.last_ns {
+                    s.last_ns = Some(s.last_ns.map_or(l, |x| x.max(l)));
+                }
+                if let Some((at, e)) = sc.error {
+                    if first_err.as_ref().is_none_or(|(t, _)| at < *t) {
+                        first_err = Some((at, e));
                     }
                 }
-                Item::DiscardedEvents { count, .. } => s.discarded_events += count.unwrap_or(0),
-                Item::DiscardedPackets { count, .. } => s.discarded_packets += count,
+            }
+            match first_err {
+                Some((_, e)) => Err(e),
+                None => Ok(()),
             }
         }
-        Ok(())
-    })();
-    for (i, c) in src.cursors().iter().enumerate() {
-        shapes[src.trace_of[i]].packets += c.packets_read;
-    }
-    let (traces, labels) = (&src.traces, &src.labels);
-    for ((t, l), s) in traces.iter().zip(labels).zip(&shapes) {
+        None => {
+            let mut src = Source::open(&a.read)?;
+            let r = (|| -> Result<(), reef_ctf::Error> {
+                while let Some(m) = src.next()? {
+                    let s = &mut shapes[m.trace];
+                    match m.item {
+                        Item::Event => {
+                            s.events += 1;
+                            if let Some(ns) = m.ns {
+                                s.first_ns = Some(s.first_ns.map_or(ns, |f| f.min(ns)));
+                                s.last_ns = Some(s.last_ns.map_or(ns, |l| l.max(ns)));
+                            }
+                        }
+                        Item::DiscardedEvents { count, .. } => {
+                            s.discarded_events += count.unwrap_or(0)
+                        }
+                        Item::DiscardedPackets { count, .. } => s.discarded_packets += count,
+                    }
+                }
+                Ok(())
+            })();
+            for (i, c) in src.cursors().iter().enumerate() {
+                shapes[src.trace_of[i]].packets += c.packets_read;
+            }
+            r
+        }
+    };
+    for ((t, l), s) in traces.iter().zip(&labels).zip(&shapes) {
         println!(
             "trace {} ({})",
             t.path.display(),

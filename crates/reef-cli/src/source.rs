@@ -253,6 +253,58 @@ impl Source {
         self.mux.cursors()
     }
 
+    /// Reads every stream to its end (or the window's), each stream on one
+    /// of `workers` threads, without merging: for commands whose results
+    /// are per stream (check). Every field of every event is decoded; a
+    /// stream going back in time is an error, as in the merged order.
+    /// `None` when a filter is set (filters see events in time order).
+    pub fn scan_streams(mut self, workers: usize) -> Option<Vec<StreamScan>> {
+        if self.filter.is_some() {
+            return None;
+        }
+        let (b, e) = match self.start() {
+            Ok(()) => self.window.unwrap_or((i64::MIN, i64::MAX)),
+            Err(err) => {
+                let mut s = StreamScan::default();
+                s.error = Some((i64::MIN, err));
+                return Some(vec![s]);
+            }
+        };
+        let cursors =
+            std::mem::replace(&mut self.mux, Muxer::from_cursors(Vec::new())).into_cursors();
+        let n = cursors.len();
+        let work: Vec<std::sync::Mutex<Option<StreamCursor>>> = cursors
+            .into_iter()
+            .map(|c| std::sync::Mutex::new(Some(c)))
+            .collect();
+        let results: Vec<std::sync::Mutex<StreamScan>> =
+            (0..n).map(|_| Default::default()).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            for _ in 0..workers.clamp(1, n.max(1)) {
+                sc.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        return;
+                    }
+                    let taken = work[i].lock().ok().and_then(|mut c| c.take());
+                    if let Some(mut c) = taken {
+                        let r = scan_one(&mut c, b, e);
+                        if let Ok(mut slot) = results[i].lock() {
+                            *slot = r;
+                        }
+                    }
+                });
+            }
+        });
+        Some(
+            results
+                .into_iter()
+                .map(|m| m.into_inner().unwrap_or_default())
+                .collect(),
+        )
+    }
+
     /// Resolves the time window and moves the streams to its beginning.
     fn start(&mut self) -> Result<(), Error> {
         if self.begin.is_none() && self.end.is_none() {
@@ -316,4 +368,80 @@ impl Source {
             }));
         }
     }
+}
+
+/// What [`Source::scan_streams`] found in one stream.
+#[derive(Default)]
+pub struct StreamScan {
+    pub events: u64,
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    pub discarded_events: u64,
+    pub discarded_packets: u64,
+    pub packets: u64,
+    /// The error that stopped the stream, with the time of the last
+    /// message before it (to report the earliest error first).
+    pub error: Option<(i64, Error)>,
+}
+
+fn scan_one(c: &mut StreamCursor, begin: i64, end: i64) -> StreamScan {
+    let mut s = StreamScan::default();
+    let conv = c.trace.class.streams[c.stream]
+        .clock
+        .map(|ci| reef_iter::ClockConv::new(&c.trace.class.meta.clocks[ci]));
+    let mut last = i64::MIN;
+    loop {
+        let item = match c.next() {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(err) => {
+                s.error = Some((last, err));
+                break;
+            }
+        };
+        let cycles = match item {
+            Item::Event => c.event.ts,
+            Item::DiscardedEvents { begin, end, .. }
+            | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
+        };
+        let ns = match (cycles, &conv) {
+            (Some(cy), Some(conv)) => conv.ns(cy),
+            _ => None,
+        };
+        if let Some(ns) = ns {
+            if ns < last {
+                s.error = Some((
+                    last,
+                    Error::Stream {
+                        path: c.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
+                        offset: c.event.offset,
+                        msg: format!(
+                            "time goes backwards: message at {ns} ns from origin follows one at {last} ns"
+                        ),
+                    },
+                ));
+                break;
+            }
+            last = ns;
+            if ns > end {
+                break;
+            }
+            if ns < begin {
+                continue;
+            }
+        }
+        match item {
+            Item::Event => {
+                s.events += 1;
+                if let Some(ns) = ns {
+                    s.first_ns.get_or_insert(ns);
+                    s.last_ns = Some(ns);
+                }
+            }
+            Item::DiscardedEvents { count, .. } => s.discarded_events += count.unwrap_or(0),
+            Item::DiscardedPackets { count, .. } => s.discarded_packets += count,
+        }
+    }
+    s.packets = c.packets_read;
+    s
 }

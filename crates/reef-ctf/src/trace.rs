@@ -298,9 +298,15 @@ impl StreamFile {
     /// data stays valid: touching it again reads it back from the page
     /// cache. This is what keeps reef's memory bounded by the number of
     /// streams rather than the size of the trace.
+    ///
+    /// The range is extended 64 KiB backwards: the kernel maps the cached
+    /// pages around a faulting one ("fault-around", 64 KiB windows), so
+    /// touching a packet that does not start on a page boundary maps pages
+    /// of the previous, already released packet again.
     pub fn release(&self, start: usize, end: usize) {
         const PAGE: usize = 4096;
-        let start = start.div_ceil(PAGE) * PAGE;
+        const FAULT_AROUND: usize = 64 << 10;
+        let start = (start.saturating_sub(FAULT_AROUND) / PAGE) * PAGE;
         let end = (end.min(self.map.len()) / PAGE) * PAGE;
         if end > start {
             // SAFETY: MADV_DONTNEED on a read-only file mapping only drops

@@ -210,6 +210,12 @@ impl Muxer {
         Ok(())
     }
 
+    /// The stream cursors, before the first [`Muxer::next`] (for readers
+    /// that do not merge).
+    pub fn into_cursors(self) -> Vec<StreamCursor> {
+        self.cursors
+    }
+
     pub fn cursor(&self, i: usize) -> &StreamCursor {
         &self.cursors[i]
     }
