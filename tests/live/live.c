@@ -7,6 +7,8 @@
  *   live ticks N MS        records app:STOP(i) for i < N, MS ms apart;
  *                          prints "tick I NS" (CLOCK_REALTIME just before
  *                          the event) for each, flushed
+ *   live paced THREADS N US  each thread records N worker:ITEM events,
+ *                          spinning US microseconds between them
  *   live rate N            one thread, N worker:ITEM events in a tight
  *                          loop; prints "events N ns ELAPSED maxrss_kb KB"
  */
@@ -19,7 +21,7 @@
 
 #include "demo.h"
 
-static unsigned long long n_events;
+static unsigned long long n_events, pace_ns;
 
 static unsigned long long now_ns(clockid_t c)
 {
@@ -52,8 +54,36 @@ static void *burst(void *arg)
 	return NULL;
 }
 
+static void *paced(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	unsigned long long i;
+	for (i = 0; i < n_events; i++) {
+		unsigned long long t = now_ns(CLOCK_MONOTONIC);
+		reef_worker_item(id, (uint32_t)i, i, (int32_t)i, 0.5, i & 1);
+		while (now_ns(CLOCK_MONOTONIC) - t < pace_ns) {
+		}
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "paced")) {
+		unsigned t, nthreads = (unsigned)atoi(argv[2]);
+		pthread_t th[64];
+		if (nthreads < 1 || nthreads > 64)
+			return 2;
+		n_events = strtoull(argv[3], NULL, 0);
+		pace_ns = strtoull(argv[4], NULL, 0) * 1000u;
+		reef_data_tick(0);
+		for (t = 0; t < nthreads; t++)
+			pthread_create(&th[t], NULL, paced, (void *)(uintptr_t)t);
+		for (t = 0; t < nthreads; t++)
+			pthread_join(th[t], NULL);
+		printf("attempted %llu\n", n_events * nthreads + 1);
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "burst")) {
 		unsigned t, nthreads = (unsigned)atoi(argv[2]);
 		pthread_t th[64];

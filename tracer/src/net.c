@@ -22,8 +22,7 @@
  * being filled is sent as a packet of its own (a "part"); the rest of the
  * packet follows as another part. A part ends at a time `t` such that its
  * events were recorded at or before `t` and the rest at or after `t`: the
- * cut is taken only when the thread's write position is the same before
- * and after reading `t` and the thread is not inside an event.
+ * cut is explained at auto_flush().
  *
  * Locks, always in this order: drain_lock, registry_lock, `net.lock`.
  * The traced threads never take any of them.
@@ -366,35 +365,57 @@ int reef__net_packet(struct reef_buf *b, const char *pkt, size_t n)
 	return to_dir;
 }
 
-/* The recorded part of the packet `b`'s thread is filling, if any, sent as
- * a packet (drain_lock and registry_lock held; every closed packet of `b`
- * already handed over). */
-static void send_part(struct reef_buf *b)
+/* Auto-flush: the recorded part of the packets threads are filling, sent
+ * as packets of their own (a "part"), cut at one time `t` for all.
+ *
+ * A part must hold every event of its packet stamped before `t` and none
+ * stamped after. For each thread: read its write position `p1`, then `t`
+ * (fenced, so that the clock is read after `p1`), then, after a pause
+ * longer than a store takes to reach other CPUs, its nesting counter and
+ * position again. If it is outside any event and its position has not
+ * moved, every event stamped before `t` was committed by `p1`: an event
+ * in progress at `t` had incremented the counter before reading the
+ * clock, and that increment is visible after the pause (a thread
+ * preempted inside an event has made it visible when it was switched
+ * out). Otherwise the thread is tried again at the next flush. */
+struct cut {
+	struct reef_buf *b;
+	char *p1;
+	uint64_t head, discarded;
+};
+
+static uint64_t fenced_now(void)
 {
-	struct reef__tls *t = b->tls;
-	uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), t_cut = 0, seq, d;
-	char *pkt = b->base + (size_t)(head % b->npackets) * b->packet_size;
-	char *p1 = NULL, *p2;
+	uint64_t t;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_lfence();
+#endif
+	t = reef__now();
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_lfence();
+#endif
+	return t;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sends [the part already sent, p1) of `c->b`'s current packet, cut at
+ * `t_cut` (drain_lock, registry_lock held). */
+static void send_part(const struct cut *c, uint64_t t_cut)
+{
+	struct reef_buf *b = c->b;
+	char *pkt = b->base + (size_t)(c->head % b->npackets) * b->packet_size;
 	uint32_t off, from;
-	int tries;
-	for (tries = 0;; tries++) {
-		if (tries == 64)
-			return; /* always inside an event: its packets fill quickly */
-		d = __atomic_load_n(&b->discarded, __ATOMIC_RELAXED);
-		p1 = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
-		t_cut = reef__now();
-		if (__atomic_load_n(&t->nest, __ATOMIC_ACQUIRE) == 0) {
-			p2 = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
-			if (p1 == p2)
-				break;
-		}
-		sched_yield();
-	}
-	if (__atomic_load_n(&b->head, __ATOMIC_ACQUIRE) != head)
-		return; /* closed meanwhile: it comes whole */
-	if (p1 <= pkt + REEF_PACKET_HEADER_SIZE || p1 > pkt + b->packet_size)
+	uint64_t seq;
+	if (c->p1 <= pkt + REEF_PACKET_HEADER_SIZE || c->p1 > pkt + b->packet_size)
 		return; /* no packet open, or nothing in it */
-	off = (uint32_t)(p1 - pkt);
+	off = (uint32_t)(c->p1 - pkt);
 	seq = reef__load64(pkt + REEF_OFF_SEQ_NUM);
 	pthread_mutex_lock(&net.lock);
 	if (net.nclients && !net.closed) {
@@ -407,7 +428,7 @@ static void send_part(struct reef_buf *b)
 		if (off > from) {
 			if (ts_b > t_cut)
 				ts_b = t_cut;
-			broadcast(b, pkt, from, off, ts_b, t_cut, d);
+			broadcast(b, pkt, from, off, ts_b, t_cut, c->discarded);
 			b->live.partial = 1;
 			b->live.pkt_seq = seq;
 			b->live.off = off;
@@ -417,9 +438,14 @@ static void send_part(struct reef_buf *b)
 	pthread_mutex_unlock(&net.lock);
 }
 
+static struct cut *cuts;
+static size_t ncuts_cap;
+
 static void auto_flush(void)
 {
 	struct reef_buf *b;
+	size_t n = 0, i;
+	uint64_t t_cut, t0;
 	reef__drain(0); /* closed packets go first */
 	pthread_mutex_lock(&reef__st.drain_lock);
 	if (__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
@@ -428,11 +454,41 @@ static void auto_flush(void)
 	}
 	pthread_mutex_lock(&reef__st.registry_lock);
 	for (b = reef__st.buffers; b; b = b->next) {
-		if (b->retired || !b->tls ||
+		struct reef__tls *t = b->tls;
+		if (b->retired || !t ||
 		    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
-			continue;
-		send_part(b);
+			continue; /* closed packets not handed over yet */
+		if (n == ncuts_cap) {
+			size_t cap = ncuts_cap ? 2 * ncuts_cap : 64;
+			struct cut *c = realloc(cuts, cap * sizeof(*c));
+			if (!c)
+				break;
+			cuts = c;
+			ncuts_cap = cap;
+		}
+		cuts[n].b = b;
+		cuts[n].discarded = __atomic_load_n(&b->discarded, __ATOMIC_RELAXED);
+		cuts[n].head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+		cuts[n].p1 = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+		n++;
+	}
+	if (n) {
+		t_cut = fenced_now();
+		t0 = mono_ns();
+		while (mono_ns() - t0 < 20000) {
+			/* let stores in flight on other CPUs become visible */
+		}
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		for (i = 0; i < n; i++) {
+			struct cut *c = &cuts[i];
+			struct reef__tls *t = c->b->tls;
+			if (__atomic_load_n(&t->nest, __ATOMIC_ACQUIRE) != 0 ||
+			    __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE) != c->p1 ||
+			    __atomic_load_n(&c->b->head, __ATOMIC_ACQUIRE) != c->head)
+				continue; /* busy: its packet fills, or next time */
+			send_part(c, t_cut);
+		}
 	}
 	pthread_mutex_unlock(&reef__st.registry_lock);
 	pthread_mutex_unlock(&reef__st.drain_lock);
@@ -717,7 +773,7 @@ void reef__net_start(void)
  * what is queued. */
 void reef__net_finish(void)
 {
-	uint64_t deadline;
+	uint64_t deadline, hard_deadline;
 	int k;
 	if (!__atomic_load_n(&net.on, __ATOMIC_ACQUIRE))
 		return;
@@ -747,11 +803,14 @@ void reef__net_finish(void)
 		net.cli[k].need_meta = net.final_meta != NULL;
 		net.cli[k].need_end = 1;
 	}
+	/* A client gets `linger_ms` without taking anything before it is cut
+	 * off, and 15 times that in all. */
 	deadline = now_ms() + (uint64_t)(net.linger_ms > 0 ? net.linger_ms : 0);
+	hard_deadline = now_ms() + 15u * (uint64_t)(net.linger_ms > 0 ? net.linger_ms : 0);
 	for (;;) {
 		struct pollfd pfd[REEF_MAX_CLIENTS];
 		int n = 0, busy = 0;
-		uint64_t now;
+		uint64_t now, queued = 0;
 		for (k = 0; k < REEF_MAX_CLIENTS; k++) {
 			struct client *c = &net.cli[k];
 			if (c->fd < 0)
@@ -764,9 +823,11 @@ void reef__net_finish(void)
 				put_record(c, REC_END, 0, NULL, 0);
 				c->need_end = 0;
 			}
+			queued += c->len;
 			send_some(c);
 			if (c->fd < 0)
 				continue;
+			queued -= c->len; /* sent now */
 			if (c->len || c->need_end) {
 				pfd[n].fd = c->fd;
 				pfd[n].events = POLLOUT;
@@ -775,6 +836,10 @@ void reef__net_finish(void)
 			}
 		}
 		now = now_ms();
+		if (queued && deadline < hard_deadline)
+			deadline = now + (uint64_t)net.linger_ms < hard_deadline
+					   ? now + (uint64_t)net.linger_ms
+					   : hard_deadline;
 		if (!busy || now >= deadline)
 			break;
 		poll(pfd, (nfds_t)n, (int)(deadline - now < 50 ? deadline - now : 50));

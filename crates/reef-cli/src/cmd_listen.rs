@@ -150,6 +150,8 @@ struct LivePrinter {
     opts: Options,
     name: PathBuf,
     meta: Option<Metadata>,
+    /// The compiled metadata, taken back from the last burst's trace.
+    class: Option<TraceClass>,
     label: TraceLabel,
     /// This burst's packets, per stream, and where the last one starts.
     pending: BTreeMap<u64, (Vec<u8>, usize)>,
@@ -170,7 +172,8 @@ impl LivePrinter {
                 _ => String::new(),
             },
         };
-        self.meta = Some(class.meta);
+        self.meta = Some(class.meta.clone());
+        self.class = Some(class);
         Ok(())
     }
 
@@ -190,11 +193,14 @@ impl LivePrinter {
         let Some(meta) = &self.meta else {
             return Ok(());
         };
-        let class = TraceClass::new(meta.clone()).map_err(|msg| reef_ctf::Error::Stream {
-            path: self.name.clone(),
-            offset: 0,
-            msg,
-        })?;
+        let class = match self.class.take() {
+            Some(c) => c,
+            None => TraceClass::new(meta.clone()).map_err(|msg| reef_ctf::Error::Stream {
+                path: self.name.clone(),
+                offset: 0,
+                msg,
+            })?,
+        };
         let mut files = Vec::new();
         let mut prefixed = Vec::new();
         for (id, (bytes, last)) in &pending {
@@ -257,6 +263,8 @@ impl LivePrinter {
         }
         lock.write_all(&out)?;
         lock.flush()?;
+        drop(mux);
+        self.class = Arc::try_unwrap(trace).ok().map(|t| t.class);
         Ok(())
     }
 }
@@ -306,6 +314,7 @@ pub fn run(a: &ListenArgs) -> anyhow::Result<ExitCode> {
         opts,
         name: name.clone(),
         meta: None,
+        class: None,
         label: TraceLabel::default(),
         pending: BTreeMap::new(),
         pending_bytes: 0,
