@@ -16,7 +16,9 @@
 //!   the thread had when the analysis first saw it, then its priority
 //!   changes.
 
-use indexmap::IndexMap;
+use rustc_hash::FxBuildHasher;
+
+type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Switch};
@@ -79,8 +81,8 @@ impl Cputop {
         Cputop {
             limit,
             begin: 0,
-            tids: IndexMap::new(),
-            cpus: IndexMap::new(),
+            tids: IndexMap::default(),
+            cpus: IndexMap::default(),
         }
     }
 }

@@ -7,10 +7,10 @@
 //! becomes [`Kind::Other`]: it still moves time forward, but no state.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use reef_ctf::{EnvValue, Field, FieldVal, StreamCursor, Trace};
+use rustc_hash::FxHashMap as HashMap;
 
 /// One event as the kernel model sees it: its time, the CPU it was
 /// recorded on (the `cpu_id` packet context of LTTng kernel streams), and
@@ -232,8 +232,8 @@ impl Decoder {
             "pid",
         ];
         Decoder {
-            classes: HashMap::new(),
-            old_prio: HashMap::new(),
+            classes: HashMap::default(),
+            old_prio: HashMap::default(),
             last: None,
             cpu_id: Field::new("cpu_id"),
             f: names.map(Field::new),

@@ -8,7 +8,9 @@
 //!   appearance), at most `limit` rows each (0: all), and the totals over
 //!   every thread. A thread's name is the one it had when first counted.
 
-use indexmap::IndexMap;
+use rustc_hash::FxBuildHasher;
+
+type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State};
@@ -63,7 +65,7 @@ impl Memtop {
     pub fn new(limit: usize) -> Memtop {
         Memtop {
             limit,
-            tids: IndexMap::new(),
+            tids: IndexMap::default(),
         }
     }
 

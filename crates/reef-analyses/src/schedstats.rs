@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use indexmap::IndexMap;
+use rustc_hash::FxBuildHasher;
+
+type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Switch};
@@ -93,7 +95,7 @@ impl Schedstats {
         Schedstats {
             groups,
             total: Durations::default(),
-            tids: IndexMap::new(),
+            tids: IndexMap::default(),
             prios: BTreeMap::new(),
         }
     }

@@ -26,7 +26,7 @@
 //! - Page frees are reported only while the global count of allocated
 //!   pages seen is positive.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{Event, Kind};
 

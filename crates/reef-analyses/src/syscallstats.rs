@@ -11,7 +11,9 @@
 //!   the return-value string reproduces that, so it matches its output.
 //! - A thread's name and pid are those it had at its first counted call.
 
-use indexmap::IndexMap;
+use rustc_hash::FxBuildHasher;
+
+type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Syscall};
@@ -90,7 +92,7 @@ impl Listener for Syscallstats {
             comm: proc.comm.clone(),
             pid: proc.pid,
             total: 0,
-            calls: IndexMap::new(),
+            calls: IndexMap::default(),
         });
         let c = match t.calls.get_mut(call.name.as_str()) {
             Some(c) => c,
