@@ -1,7 +1,7 @@
 """Events of a trace as babeltrace2 prints them, parsed back into Python.
 
 Independent of reef: runs `babeltrace2 --clock-seconds --no-delta` and
-reads its text. Each event is a dict: `ts` (ns from the clock's origin),
+reads its text. Each event is a dict: `ts` (ns from the clock's origin, None without a clock),
 `name`, `fields` (every top-level field of every printed scope, the payload
 winning over contexts on a name clash, as a plain `$evt.NAME` lookup does in
 reef), `cpu_id`/`tid` when printed.
@@ -10,7 +10,7 @@ reef), `cpu_id`/`tid` when printed.
 import re
 import subprocess
 
-_HEAD = re.compile(r"^\[(-?)(\d+)\.(\d{9})\] (?:(\S+) )?(\S+): (.*)$")
+_HEAD = re.compile(r"^(?:\[(-?)(\d+)\.(\d{9})\] )?(?:(\S+) )?(\S+): (.*)$")
 
 
 def _value(s, i):
@@ -65,7 +65,7 @@ def parse_line(line):
     if not m:
         raise ValueError("unexpected babeltrace2 line: " + line)
     sign, sec, nsec, _host, name, rest = m.groups()
-    ts = int(sec) * 1_000_000_000 + int(nsec)
+    ts = None if sec is None else int(sec) * 1_000_000_000 + int(nsec)
     if sign:
         ts = -ts
     fields = {}
@@ -82,12 +82,17 @@ def parse_line(line):
     return {"ts": ts, "name": name, "fields": fields, "line": line}
 
 
-def events(trace):
-    out = subprocess.run(
+def run(trace):
+    """babeltrace2's (stdout, stderr) on the trace."""
+    p = subprocess.run(
         ["babeltrace2", "--clock-seconds", "--no-delta", trace],
         check=True,
         capture_output=True,
         text=True,
         env={"TZ": "UTC", "PATH": "/usr/bin:/bin:/usr/local/bin"},
-    ).stdout
-    return [parse_line(l) for l in out.splitlines()]
+    )
+    return p.stdout, p.stderr
+
+
+def events(trace):
+    return [parse_line(l) for l in run(trace)[0].splitlines()]
