@@ -265,9 +265,10 @@ impl Source {
         let (b, e) = match self.start() {
             Ok(()) => self.window.unwrap_or((i64::MIN, i64::MAX)),
             Err(err) => {
-                let mut s = StreamScan::default();
-                s.error = Some((i64::MIN, err));
-                return Some(vec![s]);
+                return Some(vec![StreamScan {
+                    error: Some((i64::MIN, err)),
+                    ..Default::default()
+                }]);
             }
         };
         let cursors =

@@ -92,7 +92,7 @@ impl PacketIndex {
             let bytes = e.packet_bits / 8;
             if e.offset != next
                 || e.packet_bits == 0
-                || e.packet_bits % 8 != 0
+                || !e.packet_bits.is_multiple_of(8)
                 || e.content_bits > e.packet_bits
                 || e.offset.checked_add(bytes)? > file_len
             {
