@@ -25,7 +25,8 @@ struct Shape {
 }
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let src = Source::open(&a.read)?;
+    let mut src = Source::open(&a.read)?;
+    let _progress = src.progress(false);
     let mut shapes: Vec<Shape> = src
         .traces
         .iter()

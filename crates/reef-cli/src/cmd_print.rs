@@ -128,6 +128,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let opts = options(a)?;
     let mut src = Source::open(&a.read)?;
     src.set_gmt(a.clock_gmt);
+    let progress = src.progress(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let warn_color = crate::output::term_color_support();
     let mut pretty = Pretty::new(opts);
     let stdout = std::io::stdout();
@@ -143,7 +144,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
                     out.flush()?;
                     let mut w = Vec::new();
                     pretty.discarded(&mut w, m.label, m.cursor, notice, warn_color);
-                    std::io::stderr().write_all(&w)?;
+                    progress.suspend(|| std::io::stderr().write_all(&w))?;
                 }
             }
             if buf.len() >= 1 << 16 {

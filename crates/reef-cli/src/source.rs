@@ -306,6 +306,28 @@ impl Source {
         )
     }
 
+    /// Shows a progress bar on stderr while the streams are read, when
+    /// stderr is a terminal and `stdout_busy` is false (a command whose
+    /// output goes to the same terminal as it reads gets none). Call
+    /// before the first [`Source::next`]; the bar goes when the returned
+    /// value is dropped.
+    pub fn progress(&mut self, stdout_busy: bool) -> Progress {
+        use std::io::IsTerminal;
+        if stdout_busy || !std::io::stderr().is_terminal() {
+            return Progress::none();
+        }
+        let total: u64 = self
+            .traces
+            .iter()
+            .flat_map(|t| t.sources.iter())
+            .flat_map(|s| s.files.iter())
+            .map(|f| f.data().len() as u64)
+            .sum();
+        let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        self.mux.set_progress(&counter);
+        Progress::start(total, counter)
+    }
+
     /// Resolves the time window and moves the streams to its beginning.
     fn start(&mut self) -> Result<(), Error> {
         if self.begin.is_none() && self.end.is_none() {
@@ -445,4 +467,72 @@ fn scan_one(c: &mut StreamCursor, begin: i64, end: i64) -> StreamScan {
     }
     s.packets = c.packets_read;
     s
+}
+
+/// A progress bar on stderr fed by the cursors' shared byte counter,
+/// redrawn by its own thread (the reading loop does nothing for it).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn none() -> Progress {
+        Progress {
+            bar: None,
+            stop: Default::default(),
+            thread: None,
+        }
+    }
+
+    fn start(total: u64, counter: Arc<std::sync::atomic::AtomicU64>) -> Progress {
+        use std::sync::atomic::Ordering;
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr_with_hz(5),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta} left)",
+        ) {
+            bar.set_style(style);
+        }
+        let stop: Arc<std::sync::atomic::AtomicBool> = Default::default();
+        let (b, s) = (bar.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            // Short reads show nothing: the bar appears after a second.
+            let t0 = std::time::Instant::now();
+            while !s.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if t0.elapsed().as_millis() >= 1000 {
+                    b.set_position(counter.load(Ordering::Relaxed));
+                }
+            }
+        });
+        Progress {
+            bar: Some(bar),
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Runs `f` (writing to stderr, say) with the bar hidden.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! discarded-packets notices that packet contexts imply. Its buffers are
 //! reused from event to event.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::decode::{decode_scope, Cursor, State, Value};
@@ -105,6 +106,10 @@ pub struct StreamCursor {
     done: bool,
     /// Number of packets read so far.
     pub packets_read: u64,
+    /// When set, receives the size in bytes of every packet this cursor
+    /// finishes (or skips when seeking): a progress counter shared by the
+    /// cursors of a reader.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl StreamCursor {
@@ -131,6 +136,7 @@ impl StreamCursor {
             pending: Vec::new(),
             done: false,
             packets_read: 0,
+            progress: None,
         }
     }
 
@@ -195,6 +201,9 @@ impl StreamCursor {
                 if let Some(f) = &self.file {
                     let start = self.packet.offset as usize;
                     f.release(start, start + (self.packet.packet_bits / 8) as usize);
+                }
+                if let Some(p) = &self.progress {
+                    p.fetch_add(self.packet.packet_bits / 8, Ordering::Relaxed);
                 }
                 self.prev_packet = Some(self.packet.clone());
                 continue;
@@ -287,6 +296,10 @@ impl StreamCursor {
                 },
             )?;
             self.prev_packet = Some(info);
+        }
+        if let Some(p) = &self.progress {
+            let skipped: u64 = files[..fi].iter().map(|f| f.data().len() as u64).sum();
+            p.fetch_add(skipped + off, Ordering::Relaxed);
         }
         self.file_idx = fi;
         self.file = Some(files[fi].clone());

@@ -210,6 +210,14 @@ impl Muxer {
         Ok(())
     }
 
+    /// Makes every stream cursor add the bytes of the packets it finishes
+    /// to `counter` (before the first [`Muxer::next`]).
+    pub fn set_progress(&mut self, counter: &Arc<std::sync::atomic::AtomicU64>) {
+        for c in &mut self.cursors {
+            c.progress = Some(counter.clone());
+        }
+    }
+
     /// The stream cursors, before the first [`Muxer::next`] (for readers
     /// that do not merge).
     pub fn into_cursors(self) -> Vec<StreamCursor> {
