@@ -397,6 +397,45 @@ def reconnecting_client_gets_metadata_again():
     return "second client: ticks %d..11" % got[0]
 
 
+def listen_reports_bad_input():
+    """A server that sends a valid metadata record, then garbage or a
+    truncated record: reef listen keeps what it got, names the address and
+    offset, exits 1, never panics."""
+    import threading
+    with open(os.path.join(os.path.dirname(ARGS.demo), "gen", "demo.tsdl"), "rb") as f:
+        tsdl = f.read()
+    meta = struct.pack("<IIQQ", MAGIC, 1, 0, len(tsdl)) + tsdl
+    cases = [
+        (meta + b"garbage!" * 8, "bad record magic"),
+        (meta + struct.pack("<IIQQ", MAGIC, 2, 0, 1 << 62), "more than the"),
+        (meta + struct.pack("<IIQQ", MAGIC, 2, 0, 5000) + b"x" * 100, "input ends inside a Packet record"),
+        (b"\x00" * 24, "bad record magic"),
+    ]
+    for i, (payload, want) in enumerate(cases):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+
+        def serve():
+            c, _ = srv.accept()
+            c.sendall(payload)
+            c.close()
+        th = threading.Thread(target=serve)
+        th.start()
+        out = work("bad-%d" % i)
+        lp = listen(port, out, timeout=30)
+        th.join()
+        srv.close()
+        err = lp.stderr.decode()
+        check(lp.returncode == 1, "case %d: exit %d: %s" % (i, lp.returncode, err))
+        check(want in err and "127.0.0.1:%d: at byte " % port in err and "panicked" not in err,
+              "case %d: message: %s" % (i, err))
+        if i < 3:
+            check(os.path.exists(os.path.join(out, "metadata")), "case %d: the metadata received was not kept" % i)
+    return "%d cases" % len(cases)
+
+
 def records_prefix(data):
     out, off = [], 0
     while off + 24 <= len(data):
@@ -420,7 +459,8 @@ def main():
     for t in [block_mode_listener_gets_every_event, discard_mode_counts_match_what_is_missing,
               auto_flush_parts_keep_every_event_in_order,
               lagging_client_drops_are_reported, print_shows_events_quickly,
-              hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again]:
+              hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
+              listen_reports_bad_input]:
         test(t)
     if FAILURES:
         print("live tests: %d failed: %s" % (len(FAILURES), ", ".join(FAILURES)))
