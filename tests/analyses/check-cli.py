@@ -102,5 +102,21 @@ for name in analyses:
         failed += 1
         print(f"FAIL {name} --metadata")
 
+# A corrupt event in the middle of a stream: the results over the events
+# before it, then the error (file, offset, what was expected), exit 1.
+import shutil
+bad = os.path.join(tmp.name, "corrupt")
+shutil.copytree(paths["uneven-streams"], bad)
+with open(os.path.join(bad, "channel0_3"), "r+b") as f:
+    f.seek(1000000)
+    f.write(b"\xff" * 64)
+for name in analyses:
+    checked += 1
+    out = subprocess.run([reef, name, "-j", "1", bad], capture_output=True, text=True)
+    if (out.returncode != 1 or "Time range:" not in out.stdout
+            or "channel0_3: at byte 1000000" not in out.stderr or "panicked" in out.stderr):
+        failed += 1
+        print(f"FAIL {name} on a corrupt trace: exit {out.returncode}, stderr {out.stderr.strip()!r}")
+
 print(f"analyses: {checked - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -223,3 +223,62 @@ impl Analysis for Cputop {
         tables
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Event, Kind};
+    use crate::Runner;
+    use std::borrow::Cow;
+
+    fn switch(ts: i64, cpu: i64, prev: i64, next: i64) -> Event<'static> {
+        let name = |t: i64| Cow::Owned(format!("t{t}"));
+        Event {
+            ts,
+            cpu: Some(cpu),
+            kind: Kind::SchedSwitch {
+                prev_comm: name(prev),
+                prev_tid: prev,
+                prev_prio: 20,
+                next_comm: name(next),
+                next_tid: next,
+                next_prio: 20,
+            },
+        }
+    }
+
+    /// Usage worked out by hand for a 40 ns period on two CPUs.
+    #[test]
+    fn usage_by_hand() {
+        let other = |ts| Event {
+            ts,
+            cpu: Some(0),
+            kind: Kind::Other,
+        };
+        let mut run = Runner::new(Cputop::new(0), None, None);
+        for ev in [
+            other(0),
+            switch(10, 0, 0, 100),   // idle → 100 on CPU 0
+            switch(30, 0, 100, 200), // 100 ran 20 ns
+            switch(35, 1, 300, 0),   // 300 ran since the start: 35 ns
+            other(40),
+        ] {
+            assert!(run.event(&ev));
+        }
+        let t = run.finish();
+        let value = |c: &serde_json::Value| c["value"].as_f64().unwrap();
+        let rows: Vec<(i64, f64)> = t[0]
+            .rows
+            .iter()
+            .map(|r| (r[0]["tid"].as_i64().unwrap(), value(&r[3])))
+            .collect();
+        // 300: 35/40; 100: 20/40; 0 (switched out at 10, never counted
+        // again): 10/40; 200: 30..40. Ties in order of appearance.
+        assert_eq!(rows, vec![(300, 0.875), (100, 0.5), (0, 0.25), (200, 0.25)]);
+        // CPU 0 busy all along (from the start until its first switch, then
+        // threads 100 and 200); CPU 1 until its switch to idle at 35.
+        let cpus: Vec<f64> = t[1].rows.iter().map(|r| value(&r[1])).collect();
+        assert_eq!(cpus, vec![1.0, 0.875]);
+        assert_eq!(value(&t[2].rows[0][0]), 0.9375);
+    }
+}

@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use reef_ctf::decode::State;
 use reef_ctf::stream::{read_packet, PacketScratch};
-use reef_ctf::{Error, Trace};
+use reef_ctf::Trace;
 
 /// `[begin, end]` in ns from the origin, over every stream of `traces` that
 /// has packets with timestamps; `None` if no stream has any. `begin > end`
 /// when some streams do not overlap at all.
-pub fn stream_intersection(traces: &[Arc<Trace>]) -> Result<Option<(i64, i64)>, Error> {
+pub fn stream_intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
     let mut window: Option<(i64, i64)> = None;
     for t in traces {
         let class = &t.class;
@@ -33,7 +33,10 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Result<Option<(i64, i64)>, 
                 let len = f.data().len() as u64;
                 let mut off = 0u64;
                 while off < len {
-                    let (_, info, _) = read_packet(
+                    // A malformed packet ends the scan of this stream: the
+                    // analysis reports the error when it gets there, after
+                    // the events before it.
+                    let Ok((_, info, _)) = read_packet(
                         class,
                         f,
                         off,
@@ -43,7 +46,9 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Result<Option<(i64, i64)>, 
                             scratch: &mut scratch,
                             context: &mut context,
                         },
-                    )?;
+                    ) else {
+                        break;
+                    };
                     if first.is_none() {
                         first = info.ts_begin;
                     }
@@ -69,5 +74,5 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Result<Option<(i64, i64)>, 
             });
         }
     }
-    Ok(window)
+    window
 }

@@ -33,7 +33,7 @@ fn trace_dir(name: &str) -> PathBuf {
 fn run<A: Analysis>(dir: &Path, a: A) -> Value {
     let trace = Arc::new(Trace::open(dir).unwrap());
     let traces = [trace];
-    let (b, e) = stream_intersection(&traces).unwrap().unwrap();
+    let (b, e) = stream_intersection(&traces).unwrap();
     let mut mux = Muxer::new(&traces);
     let mut dec = Decoder::new();
     let mut run = Runner::new(a, None, None).window(b, e);

@@ -203,7 +203,7 @@ fn analyse<A: Analysis>(
     let window = if a.no_intersection {
         None
     } else {
-        match reef_analyses::intersect::stream_intersection(&src.traces)? {
+        match reef_analyses::intersect::stream_intersection(&src.traces) {
             Some((b, e)) if b > e => {
                 anyhow::bail!("the trace's streams have no time in common; use --no-intersection")
             }
