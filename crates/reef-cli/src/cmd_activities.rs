@@ -284,7 +284,13 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
     let unfinished = BTreeMap::from([(String::new(), left)]);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    report(&mut out, &a.report, &intervals, &unfinished)?;
+    // By default, each activity and the statistics.
+    let mut opts = a.report.clone();
+    if !(opts.log || opts.stats || opts.freq || opts.top.is_some()) {
+        opts.log = true;
+        opts.stats = true;
+    }
+    report(&mut out, &opts, &intervals, &unfinished)?;
     if unmatched_ends > 0 {
         eprintln!(
             "reef: note: {unmatched_ends} end event(s) with no open activity of the same key"

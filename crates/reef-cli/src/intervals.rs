@@ -14,7 +14,8 @@ use crate::cmd_stats::{fmt_time, table};
 /// Which reports to print.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportOpts {
-    /// Print every interval (begin, end, duration, group, captures).
+    /// Print every interval (begin, end, duration, group, captures); with
+    /// no report option, activities prints the log and the statistics.
     #[arg(long)]
     pub log: bool,
     /// Print the statistics per group (the default when no other report is
