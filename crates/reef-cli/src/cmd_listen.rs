@@ -132,11 +132,20 @@ impl DirSink {
     }
 
     fn packet(&mut self, stream: u64, bytes: &[u8]) -> anyhow::Result<()> {
+        if !self.files.contains_key(&stream) && self.files.len() >= 256 {
+            // Many threads come and go: keep few files open.
+            self.files.clear();
+        }
         let f = match self.files.entry(stream) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
                 let p = self.dir.join(format!("stream_{stream}"));
-                v.insert(File::create(&p).with_context(|| format!("creating {}", p.display()))?)
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .with_context(|| format!("creating {}", p.display()))?;
+                v.insert(f)
             }
         };
         f.write_all(bytes)
