@@ -196,8 +196,7 @@ def block_mode_listener_gets_every_event():
 
 def discard_mode_counts_match_what_is_missing():
     out = work("discard-trace")
-    p, port = start_traced([ARGS.live, "burst", "2", "300000"], {
-        "REEF_PACKET_SIZE": "4K", "REEF_BUFFER_SIZE": "8K", "REEF_CLIENT_BUFFER": "256M"})
+    p, port = start_traced([ARGS.live, "burst", "2", "1000000"], {"REEF_CLIENT_BUFFER": "256M"})
     lp = listen(port, out)
     pout, _ = finish(p)
     check(lp.returncode == 0, "reef listen exit %d: %s" % (lp.returncode, lp.stderr.decode()))
@@ -328,6 +327,7 @@ def print_shows_events_quickly():
 
 def hostile_clients_neither_crash_nor_stall():
     out = work("hostile-trace")
+    t_start = time.monotonic()
     p, port = start_traced([ARGS.live, "ticks", "20", "50"], {"REEF_LINGER_MS": "500"})
     lp = subprocess.Popen([ARGS.reef, "listen", "127.0.0.1:%d" % port, "-o", out],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with({}))
@@ -353,9 +353,8 @@ def hostile_clients_neither_crash_nor_stall():
             s.close()
         else:
             socks.append(s)
-    t0 = time.monotonic()
     pout, _ = finish(p, timeout=30)
-    elapsed = time.monotonic() - t0
+    elapsed = time.monotonic() - t_start
     for s in socks:
         s.close()
     lp.wait(timeout=10)
@@ -364,8 +363,8 @@ def hostile_clients_neither_crash_nor_stall():
     check(rc == 0 and err == "", "babeltrace2: exit %d, stderr: %s" % (rc, err[-800:]))
     got = re.findall(r"app:STOP: .*total = (\d+)", text)
     check(got == [str(i) for i in range(20)], "the good client received ticks %s" % got)
-    check(elapsed < 10, "the program took %.1f s to finish" % elapsed)
-    return "program finished %.1f s after the hostile clients came" % elapsed
+    check(elapsed < 10, "the program (1 s of ticks) took %.1f s" % elapsed)
+    return "the program (1 s of ticks) took %.1f s" % elapsed
 
 
 def reconnecting_client_gets_metadata_again():
