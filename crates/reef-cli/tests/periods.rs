@@ -97,3 +97,73 @@ fn help_has_an_example() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("reef periods --period"), "{help}");
 }
+
+/// Statistics, frequency distribution and top 10 against lttng-analyses
+/// 0.6.1's own output (tests/periods/lttng-analyses/make-references.sh).
+#[test]
+fn lttng_analyses_references() {
+    let dir = root().join("tests/periods/lttng-analyses");
+    let load = |name: &str, tool: &str| -> serde_json::Value {
+        let p = dir.join(format!("{name}.{tool}.json"));
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for name in ["irq", "tick", "sys"] {
+        let stats = load(name, "stats");
+        let freq = load(name, "freq");
+        let top = load(name, "top");
+        let trace = kernel_dir().join(stats["trace"].as_str().unwrap());
+        let out = reef()
+            .args(["periods", "--period", stats["period"].as_str().unwrap()])
+            .args(["--stats", "--freq", "--top", "10", "--json"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // [name, count, min, avg, max, stdev, total]
+        let want = &stats["rows"][0];
+        let s = got["stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == want[0] && s["group"] == "")
+            .unwrap();
+        assert_eq!(s["count"], want[1], "{name}: count");
+        assert_eq!(s["min_ns"], want[2], "{name}: min");
+        assert!(close(
+            s["avg_ns"].as_f64().unwrap(),
+            want[3].as_f64().unwrap()
+        ));
+        assert_eq!(s["max_ns"], want[4], "{name}: max");
+        assert!(close(
+            s["stdev_ns"].as_f64().unwrap(),
+            want[5].as_f64().unwrap()
+        ));
+        assert_eq!(s["total_ns"], want[6], "{name}: total");
+        // [lower ns, upper ns, count]
+        let buckets = got["freq"][0][1].as_array().unwrap();
+        let rows = freq["rows"].as_array().unwrap();
+        assert_eq!(buckets.len(), rows.len(), "{name}: buckets");
+        for (b, r) in buckets.iter().zip(rows) {
+            assert!(close(
+                b["lower_us"].as_f64().unwrap() * 1e3,
+                r[0].as_f64().unwrap()
+            ));
+            assert!(close(
+                b["upper_us"].as_f64().unwrap() * 1e3,
+                r[1].as_f64().unwrap()
+            ));
+            assert_eq!(b["count"], r[2], "{name}: bucket {r}");
+        }
+        // [begin, end, duration, name, begin captures, end captures]
+        let longest = got["top"].as_array().unwrap();
+        let rows = top["rows"].as_array().unwrap();
+        assert_eq!(longest.len(), rows.len(), "{name}: top");
+        for (l, r) in longest.iter().zip(rows) {
+            assert_eq!(l["begin_ns"], r[0], "{name}: top {r}");
+            assert_eq!(l["end_ns"], r[1], "{name}: top {r}");
+            assert_eq!(l["duration_ns"], r[2], "{name}: top {r}");
+        }
+    }
+}
