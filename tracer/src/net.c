@@ -76,7 +76,6 @@ static struct {
 	int nclients;
 	uint64_t next_gen;
 	struct client cli[REEF_MAX_CLIENTS];
-	char *scratch;         /* one record: header + packet */
 	int flush_ms, both, wait_ms, linger_ms;
 	size_t client_buffer;
 	char *final_meta;
@@ -235,23 +234,24 @@ static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32
 		      uint64_t ts_begin, uint64_t ts_end, uint64_t discarded)
 {
 	size_t n = REEF_PACKET_HEADER_SIZE + (size_t)(to - from);
-	char *rec = net.scratch;
+	/* The record header and the packet header; the events are copied
+	 * straight from `pkt` into the queues that take them (none when every
+	 * client lags). */
+	char head[REC_HEADER + REEF_PACKET_HEADER_SIZE], *h = head + REC_HEADER;
 	int overwrite = reef__st.cfg.mode == REEF_MODE_OVERWRITE;
 	int k;
-	if (!rec || n + REC_HEADER > (size_t)b->packet_size + REC_HEADER)
+	if (to < from || n > (size_t)b->packet_size)
 		return;
-	reef__store32(rec, REC_MAGIC);
-	reef__store32(rec + 4, REC_PACKET);
-	reef__store64(rec + 8, b->instance_id);
-	reef__store64(rec + 16, n);
-	memcpy(rec + REC_HEADER, pkt, REEF_PACKET_HEADER_SIZE);
-	memcpy(rec + REC_HEADER + REEF_PACKET_HEADER_SIZE, pkt + from, to - from);
-	rec += REC_HEADER;
-	reef__store64(rec + REEF_OFF_TS_BEGIN, ts_begin);
-	reef__store64(rec + REEF_OFF_TS_END, ts_end);
-	reef__store64(rec + REEF_OFF_CONTENT_SIZE, (uint64_t)n * 8u);
-	reef__store64(rec + REEF_OFF_PACKET_SIZE, (uint64_t)n * 8u);
-	memcpy(b->live.last_header, rec, REEF_PACKET_HEADER_SIZE);
+	reef__store32(head, REC_MAGIC);
+	reef__store32(head + 4, REC_PACKET);
+	reef__store64(head + 8, b->instance_id);
+	reef__store64(head + 16, n);
+	memcpy(h, pkt, REEF_PACKET_HEADER_SIZE);
+	reef__store64(h + REEF_OFF_TS_BEGIN, ts_begin);
+	reef__store64(h + REEF_OFF_TS_END, ts_end);
+	reef__store64(h + REEF_OFF_CONTENT_SIZE, (uint64_t)n * 8u);
+	reef__store64(h + REEF_OFF_PACKET_SIZE, (uint64_t)n * 8u);
+	memcpy(b->live.last_header, h, REEF_PACKET_HEADER_SIZE);
 	b->live.have_header = 1;
 	for (k = 0; k < REEF_MAX_CLIENTS; k++) {
 		struct client *c = &net.cli[k];
@@ -280,9 +280,11 @@ static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32
 			continue;
 		}
 		b->live.cli[k].dropped = 0;
-		reef__store64(rec + REEF_OFF_SEQ_NUM, seq);
-		reef__store64(rec + REEF_OFF_DISCARDED, d);
-		put(c, net.scratch, n + REC_HEADER);
+		reef__store64(h + REEF_OFF_SEQ_NUM, seq);
+		reef__store64(h + REEF_OFF_DISCARDED, d);
+		put(c, head, sizeof(head));
+		if (to > from)
+			put(c, pkt + from, to - from);
 	}
 	b->live.last_discarded = discarded;
 }
@@ -729,9 +731,6 @@ void reef__net_start(void)
 	net.linger_ms = cfg->linger_ms;
 	for (k = 0; k < REEF_MAX_CLIENTS; k++)
 		net.cli[k].fd = -1;
-	net.scratch = malloc(cfg->packet_size + REC_HEADER);
-	if (!net.scratch)
-		return;
 	net.listen_fd = bind_listen(cfg->listen);
 	if (net.listen_fd < 0)
 		return;
