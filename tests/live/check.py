@@ -197,7 +197,11 @@ def block_mode_listener_gets_every_event():
 def discard_mode_counts_match_what_is_missing():
     out = work("discard-trace")
     p, port = start_traced([ARGS.live, "burst", "2", "1000000"], {"REEF_CLIENT_BUFFER": "256M"})
-    lp = listen(port, out)
+    shown_file = work("discard.print")
+    with open(shown_file, "wb") as so:
+        lp = subprocess.run([ARGS.reef, "listen", "127.0.0.1:%d" % port, "-o", out, "--print",
+                             "--color=never"], stdout=so, stderr=subprocess.PIPE, timeout=60,
+                            env=env_with({}))
     pout, _ = finish(p)
     check(lp.returncode == 0, "reef listen exit %d: %s" % (lp.returncode, lp.stderr.decode()))
     attempted = int(re.search(r"attempted (\d+)", pout).group(1))
@@ -208,6 +212,13 @@ def discard_mode_counts_match_what_is_missing():
     check(dpk == 0, "packets were dropped for a client with a 256 MiB queue: %d" % dpk)
     check(events + dev == attempted,
           "received %d + reported discarded %d != recorded %d" % (events, dev, attempted))
+    # What --print showed and warned as the packets arrived agrees with
+    # babeltrace2 on the whole received trace.
+    with open(shown_file) as f:
+        shown = sum(1 for _ in f)
+    check(shown == events, "--print showed %d events, babeltrace2 read %d" % (shown, events))
+    check(discards(lp.stderr.decode()) == (dev, dpk),
+          "--print warned of %s discarded events/packets, babeltrace2 %s" % (discards(lp.stderr.decode()), (dev, dpk)))
     return "%d events received, %d reported discarded, %d recorded" % (events, dev, attempted)
 
 
