@@ -140,7 +140,7 @@ row() { # LABEL KEY EVENTS [PEERKEY]
 OUT="$WORK/table.md"
 {
 	echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores;" \
-		"babeltrace2 $(babeltrace2 --version | head -n1 | awk '{print $3}'); median of $RUNS runs"
+		"babeltrace2 $(babeltrace2 --version | head -n1 | awk '{print $2}'); median of $RUNS runs"
 } >"$OUT"
 
 for name in lttng libreef; do

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use reef_ctf::Item;
-use reef_print::{ClockOptions, Fields, Names, Options, Pretty};
+use reef_print::{ClockOptions, Fields, Names, Options, Pretty, TraceLabel};
 
 use crate::output::ColorWhen;
 use crate::source::{ReadOpts, Source};
@@ -129,6 +129,21 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let mut src = Source::open(&a.read)?;
     src.set_gmt(a.clock_gmt);
     let progress = src.progress(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    // Worker threads format the events; this thread adds the timestamps
+    // and deltas (which depend on the merged order) and writes.
+    let label_of: std::collections::HashMap<usize, TraceLabel> = src
+        .traces
+        .iter()
+        .zip(&src.labels)
+        .map(|(t, l)| (std::sync::Arc::as_ptr(t) as usize, l.clone()))
+        .collect();
+    let (body_opts, label_of) = (opts.clone(), std::sync::Arc::new(label_of));
+    src.render_with(std::sync::Arc::new(move || {
+        Box::new(Body {
+            pretty: Pretty::new(body_opts.clone()),
+            labels: label_of.clone(),
+        }) as Box<dyn reef_iter::parallel::Render>
+    }));
     let warn_color = crate::output::term_color_support();
     let mut pretty = Pretty::new(opts);
     let stdout = std::io::stdout();
@@ -137,7 +152,13 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let result = (|| -> anyhow::Result<()> {
         while let Some(m) = src.next()? {
             match m.item {
-                Item::Event => pretty.event(&mut buf, m.label, m.cursor, m.ns),
+                Item::Event => match m.text {
+                    Some(text) => {
+                        pretty.event_head(&mut buf, m.cursor.event.ts, m.ns);
+                        buf.extend_from_slice(text);
+                    }
+                    None => pretty.event(&mut buf, m.label, m.cursor, m.ns),
+                },
                 notice => {
                     out.write_all(&buf)?;
                     buf.clear();
@@ -158,4 +179,23 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     out.flush()?;
     result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Formats the part of an event line that does not depend on the
+/// previous event, on a worker thread.
+struct Body {
+    pretty: Pretty,
+    labels: std::sync::Arc<std::collections::HashMap<usize, TraceLabel>>,
+}
+
+impl reef_iter::parallel::Render for Body {
+    fn render(&mut self, c: &reef_ctf::StreamCursor, ns: Option<i64>, out: &mut Vec<u8>) {
+        let empty = TraceLabel::default();
+        let label = self
+            .labels
+            .get(&(std::sync::Arc::as_ptr(&c.trace) as usize))
+            .unwrap_or(&empty);
+        let stamped = c.event.ts.is_some() && ns.is_some();
+        self.pretty.event_body(out, label, c, stamped);
+    }
 }

@@ -179,6 +179,9 @@ pub struct Msg<'a> {
     pub label: &'a TraceLabel,
     /// Nanoseconds from the origin, when the stream has a clock.
     pub ns: Option<i64>,
+    /// The event as formatted on a worker thread, when the reader asked
+    /// for it ([`Source::render_with`]); the cursor then holds no values.
+    pub text: Option<&'a [u8]>,
 }
 
 type Filter = Box<dyn FnMut(&StreamCursor, Item) -> bool>;
@@ -306,6 +309,16 @@ impl Source {
         )
     }
 
+    /// Has the worker threads (with `-j` 2 or more) format each event as
+    /// they decode it: [`Msg::text`] then holds the text and the cursor no
+    /// field values. Ignored with a filter, which needs the values. Call
+    /// before the first [`Source::next`].
+    pub fn render_with(&mut self, factory: reef_iter::parallel::RenderFactory) {
+        if self.filter.is_none() {
+            self.mux.render_with(factory);
+        }
+    }
+
     /// Shows a progress bar on stderr while the streams are read, when
     /// stderr is a terminal and `stdout_busy` is false (a command whose
     /// output goes to the same terminal as it reads gets none). Call
@@ -388,6 +401,11 @@ impl Source {
                 cursor: self.mux.cursor(i),
                 label: &self.labels[trace],
                 ns,
+                text: if item == Item::Event {
+                    self.mux.text(i)
+                } else {
+                    None
+                },
             }));
         }
     }

@@ -195,34 +195,7 @@ pub fn decode(
             clock,
             meaning,
             ..
-        } => {
-            cur.align_need(align, size as u64)?;
-            let raw = if le {
-                read_le(cur.data, cur.pos, size)
-            } else {
-                read_be(cur.data, cur.pos, size)
-            };
-            cur.pos += size as u64;
-            let v = if signed {
-                let s = sign_extend(raw, size);
-                if slot != NONE {
-                    st.slots[slot as usize] = s as i128;
-                }
-                Value::I(s)
-            } else {
-                if slot != NONE {
-                    st.slots[slot as usize] = raw as i128;
-                }
-                Value::U(raw)
-            };
-            if clock {
-                st.update_clock(raw, size);
-            }
-            if meaning != Meaning::None {
-                st.meanings[meaning as usize] = Some(raw);
-            }
-            out.push(v);
-        }
+        } => decode_int(size, align, signed, le, slot, clock, meaning, cur, st, out)?,
         Node::BigInt { size, align, .. } => {
             cur.align_need(align, size as u64)?;
             out.push(Value::Big { bit_off: cur.pos });
@@ -281,7 +254,23 @@ pub fn decode(
                 // field is truncated.
             }
             for i in first..first + count {
-                decode(plan, plan.children[i as usize], cur, st, out)?;
+                let c = plan.children[i as usize];
+                // Leaf integers inline: no call, no dispatch on the node.
+                if let Node::Int {
+                    size,
+                    align,
+                    signed,
+                    le,
+                    slot,
+                    clock,
+                    meaning,
+                    ..
+                } = plan.nodes[c as usize]
+                {
+                    decode_int(size, align, signed, le, slot, clock, meaning, cur, st, out)?;
+                } else {
+                    decode(plan, c, cur, st, out)?;
+                }
             }
         }
         Node::Variant {
@@ -346,6 +335,50 @@ pub fn decode(
             decode_elements(plan, elem, len, elem_min_bits, text, cur, st, out)?;
         }
     }
+    Ok(())
+}
+
+/// Decodes an integer of at most 64 bits.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decode_int(
+    size: u32,
+    align: u32,
+    signed: bool,
+    le: bool,
+    slot: u32,
+    clock: bool,
+    meaning: Meaning,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    cur.align_need(align, size as u64)?;
+    let raw = if le {
+        read_le(cur.data, cur.pos, size)
+    } else {
+        read_be(cur.data, cur.pos, size)
+    };
+    cur.pos += size as u64;
+    let v = if signed {
+        let s = sign_extend(raw, size);
+        if slot != NONE {
+            st.slots[slot as usize] = s as i128;
+        }
+        Value::I(s)
+    } else {
+        if slot != NONE {
+            st.slots[slot as usize] = raw as i128;
+        }
+        Value::U(raw)
+    };
+    if clock {
+        st.update_clock(raw, size);
+    }
+    if meaning != Meaning::None {
+        st.meanings[meaning as usize] = Some(raw);
+    }
+    out.push(v);
     Ok(())
 }
 

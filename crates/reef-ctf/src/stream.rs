@@ -436,9 +436,12 @@ impl StreamCursor {
     }
 
     fn read_event(&mut self) -> Result<(), Error> {
-        let file = self.file.clone().unwrap_or_else(|| unreachable!());
+        // Borrowed field by field: no reference count changes per event.
+        let StreamCursor {
+            trace, file, st, ..
+        } = self;
+        let file = file.as_deref().unwrap_or_else(|| unreachable!());
         let data = file.data();
-        let trace = self.trace.clone();
         let sp = &trace.class.streams[self.stream];
         let mut cur = Cursor {
             data,
@@ -455,20 +458,13 @@ impl StreamCursor {
         let ev = &mut self.event;
         ev.values.clear();
         ev.offset = start / 8;
-        self.st.meanings[Meaning::EventId as usize] = None;
-        self.st.reset_budget();
-        decode_scope(&sp.event_header, &mut cur, &mut self.st, &mut ev.values)
-            .map_err(decode_err)?;
+        st.meanings[Meaning::EventId as usize] = None;
+        st.reset_budget();
+        decode_scope(&sp.event_header, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[0] = ev.values.len();
-        decode_scope(
-            &sp.event_common_context,
-            &mut cur,
-            &mut self.st,
-            &mut ev.values,
-        )
-        .map_err(decode_err)?;
+        decode_scope(&sp.event_common_context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[1] = ev.values.len();
-        let idx = match self.st.meaning(Meaning::EventId) {
+        let idx = match st.meaning(Meaning::EventId) {
             Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
                 path: file.path.clone(),
                 offset: start / 8,
@@ -491,9 +487,9 @@ impl StreamCursor {
             }
         };
         let ep = &sp.events[idx];
-        decode_scope(&ep.context, &mut cur, &mut self.st, &mut ev.values).map_err(decode_err)?;
+        decode_scope(&ep.context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[2] = ev.values.len();
-        decode_scope(&ep.payload, &mut cur, &mut self.st, &mut ev.values).map_err(decode_err)?;
+        decode_scope(&ep.payload, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[3] = ev.values.len();
         if cur.pos == start {
             return Err(Error::Stream {
@@ -503,7 +499,7 @@ impl StreamCursor {
             });
         }
         ev.event = idx;
-        ev.ts = sp.clock.map(|_| self.st.clock);
+        ev.ts = sp.clock.map(|_| st.clock);
         self.pos = cur.pos;
         Ok(())
     }

@@ -93,6 +93,8 @@ pub struct Muxer {
     feed: Option<parallel::Feed>,
     /// Each cursor's clock conversion.
     clocks: Vec<Option<ClockConv>>,
+    /// Formats events on the worker threads (see [`Muxer::render_with`]).
+    render: Option<parallel::RenderFactory>,
     /// Current key of each cursor, when few streams (a scan beats a heap).
     keys: Vec<Option<Key>>,
     heap: BinaryHeap<Reverse<Key>>,
@@ -161,6 +163,7 @@ impl Muxer {
             workers: 1,
             feed: None,
             clocks,
+            render: None,
             keys: vec![None; n],
             heap: BinaryHeap::with_capacity(n),
             advance: None,
@@ -175,6 +178,24 @@ impl Muxer {
     pub fn workers(mut self, n: usize) -> Muxer {
         self.workers = n.max(1);
         self
+    }
+
+    /// With several workers, has them format every event as they decode
+    /// it (for a printer): [`Muxer::text`] then gives an event's text, and
+    /// its cursor shows the event's class and time but no values.
+    pub fn render_with(&mut self, factory: parallel::RenderFactory) {
+        if !self.started {
+            self.render = Some(factory);
+        }
+    }
+
+    /// The text the workers rendered for cursor `i`'s current event, if
+    /// rendering (see [`Muxer::render_with`]).
+    pub fn text(&self, i: usize) -> Option<&[u8]> {
+        match (&self.feed, &self.render) {
+            (Some(f), Some(_)) => Some(f.text(i)),
+            _ => None,
+        }
     }
 
     /// The earliest packet beginning time of all streams, in ns from the
@@ -294,7 +315,12 @@ impl Muxer {
             .map(|c| StreamCursor::new(c.trace.clone(), c.source))
             .collect();
         let real = std::mem::replace(&mut self.cursors, views);
-        self.feed = Some(parallel::Feed::new(real, self.workers));
+        self.feed = Some(parallel::Feed::new(
+            real,
+            self.workers,
+            self.render.clone(),
+            self.clocks.clone(),
+        ));
     }
 
     fn pop_min(&mut self) -> Option<Key> {

@@ -23,6 +23,15 @@ use std::thread::JoinHandle;
 use reef_ctf::trace::StreamFile;
 use reef_ctf::{Error, Item, PacketInfo, StreamCursor, Value};
 
+/// Formats events on the worker threads (see [`Feed::new`]): renders the
+/// current event of a cursor, whose time is `ns`, appending to `out`.
+pub trait Render: Send {
+    fn render(&mut self, c: &StreamCursor, ns: Option<i64>, out: &mut Vec<u8>);
+}
+
+/// Makes one [`Render`] per worker thread.
+pub type RenderFactory = Arc<dyn Fn() -> Box<dyn Render> + Send + Sync>;
+
 /// Ready batches per stream before its decoding pauses.
 const DEPTH: usize = 2;
 /// Values (all streams together) the ready batches may hold, roughly.
@@ -38,6 +47,8 @@ struct BItem {
     offset: u64,
     v0: u32,
     bounds: [u32; 4],
+    /// The rendered text, in `Batch::text`, when rendering.
+    text: (u32, u32),
 }
 
 struct BPacket {
@@ -53,6 +64,7 @@ struct Batch {
     values: Vec<Value>,
     packets: Vec<BPacket>,
     ctx: Vec<Value>,
+    text: Vec<u8>,
     /// Set when the stream ended after these items: `Ok` at its end, or
     /// the error that stopped it.
     end: Option<Result<(), Error>>,
@@ -66,13 +78,24 @@ impl Batch {
         self.values.clear();
         self.packets.clear();
         self.ctx.clear();
+        self.text.clear();
         self.end = None;
     }
 
     /// Decodes messages of `c` until the batch is full or the stream ends.
-    fn fill(&mut self, c: &mut StreamCursor, seen_packets: &mut u64, max_values: usize) {
+    fn fill(
+        &mut self,
+        c: &mut StreamCursor,
+        seen_packets: &mut u64,
+        max_values: usize,
+        mut render: Option<&mut (dyn Render + '_)>,
+        clock: Option<crate::ClockConv>,
+    ) {
         self.clear();
-        while self.items.len() < 4096 && self.values.len() < max_values {
+        while self.items.len() < 4096
+            && self.values.len() < max_values
+            && self.text.len() < max_values * 8
+        {
             let item = match c.next() {
                 Ok(Some(item)) => item,
                 Ok(None) => {
@@ -101,8 +124,15 @@ impl Batch {
             }
             let ev = &c.event;
             let v0 = self.values.len() as u32;
+            let t0 = self.text.len();
             if item == Item::Event {
-                self.values.extend_from_slice(&ev.values);
+                match render.as_deref_mut() {
+                    Some(r) => {
+                        let ns = ev.ts.zip(clock).and_then(|(cy, conv)| conv.ns(cy));
+                        r.render(c, ns, &mut self.text);
+                    }
+                    None => self.values.extend_from_slice(&ev.values),
+                }
             }
             self.items.push(BItem {
                 item,
@@ -112,6 +142,7 @@ impl Batch {
                 offset: ev.offset,
                 v0,
                 bounds: ev.bounds.map(|b| b as u32),
+                text: (t0 as u32, (self.text.len() - t0) as u32),
             });
         }
     }
@@ -133,6 +164,8 @@ struct Shared {
     work: Mutex<(VecDeque<usize>, bool)>,
     work_cv: Condvar,
     max_values: usize,
+    render: Option<RenderFactory>,
+    clocks: Vec<Option<crate::ClockConv>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -148,6 +181,7 @@ impl Shared {
     }
 
     fn worker(&self) {
+        let mut render = self.render.as_ref().map(|f| f());
         loop {
             let s = {
                 let mut w = lock(&self.work);
@@ -169,7 +203,13 @@ impl Shared {
             let (Some(mut cursor), mut batch) = (cursor, batch) else {
                 continue;
             };
-            batch.fill(&mut cursor, &mut seen, self.max_values);
+            batch.fill(
+                &mut cursor,
+                &mut seen,
+                self.max_values,
+                render.as_deref_mut(),
+                self.clocks[s],
+            );
             let ended = batch.end.is_some();
             let requeue = {
                 let mut sl = lock(&self.slots[s]);
@@ -217,7 +257,16 @@ pub struct Feed {
 impl Feed {
     /// Starts `workers` threads decoding `cursors` (moved to the workers);
     /// `views` receives what the caller presents.
-    pub fn new(cursors: Vec<StreamCursor>, workers: usize) -> Feed {
+    ///
+    /// With `render`, each worker formats every event as it decodes it;
+    /// the events' values are then not kept ([`Feed::text`] gives the
+    /// text; the view shows the event's class, time and offset only).
+    pub fn new(
+        cursors: Vec<StreamCursor>,
+        workers: usize,
+        render: Option<RenderFactory>,
+        clocks: Vec<Option<crate::ClockConv>>,
+    ) -> Feed {
         let n = cursors.len();
         let max_values = (VALUE_BUDGET / n.max(1)).clamp(1024, 1 << 15);
         let shared = Arc::new(Shared {
@@ -237,6 +286,8 @@ impl Feed {
             work: Mutex::new(((0..n).collect(), false)),
             work_cv: Condvar::new(),
             max_values,
+            render,
+            clocks,
         });
         let threads = (0..workers.min(n.max(1)))
             .map(|_| {
@@ -249,6 +300,21 @@ impl Feed {
             threads,
             current: (0..n).map(|_| None).collect(),
             finished: vec![false; n],
+        }
+    }
+
+    /// The rendered text of the event [`Feed::next`] last returned for
+    /// stream `s` (empty without rendering).
+    pub fn text(&self, s: usize) -> &[u8] {
+        match &self.current[s] {
+            Some((b, pos)) if *pos > 0 => match b.items.get(*pos - 1) {
+                Some(it) => {
+                    let (a, l) = (it.text.0 as usize, it.text.1 as usize);
+                    &b.text[a..a + l]
+                }
+                None => &[],
+            },
+            _ => &[],
         }
     }
 
@@ -274,9 +340,13 @@ impl Feed {
                         let ev = &mut view.event;
                         let v0 = it.v0 as usize;
                         ev.values.clear();
-                        ev.values
-                            .extend_from_slice(&batch.values[v0..v0 + it.bounds[3] as usize]);
-                        ev.bounds = it.bounds.map(|b| b as usize);
+                        if it.text.1 == 0 {
+                            ev.values
+                                .extend_from_slice(&batch.values[v0..v0 + it.bounds[3] as usize]);
+                            ev.bounds = it.bounds.map(|b| b as usize);
+                        } else {
+                            ev.bounds = [0; 4];
+                        }
                         ev.event = it.event as usize;
                         ev.ts = it.ts;
                         ev.offset = it.offset;

@@ -206,6 +206,34 @@ impl Pretty {
         c: &StreamCursor,
         ns: Option<i64>,
     ) {
+        let stamped = self.event_head(out, c.event.ts, ns);
+        self.event_body(out, label, c, stamped);
+    }
+
+    /// The part of an event's line that depends on the previous event:
+    /// the timestamp and the delta. Returns whether a timestamp was shown
+    /// (to pass to [`Pretty::event_body`]).
+    pub fn event_head(&mut self, out: &mut Vec<u8>, ts: Option<u64>, ns: Option<i64>) -> bool {
+        self.start_line = true;
+        match (ts, ns) {
+            (Some(cycles), Some(ns)) => {
+                self.timestamp(out, cycles, ns);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The rest of the event's line, which depends on the event alone (so
+    /// worker threads can format it ahead): `stamped` is what
+    /// [`Pretty::event_head`] returned.
+    pub fn event_body(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        stamped: bool,
+    ) {
         let trace = &c.trace;
         let meta = &trace.class.meta;
         let sp = &trace.class.streams[c.stream];
@@ -213,12 +241,8 @@ impl Pretty {
         let ep = &sp.events[ev.event];
         let ec = &meta.streams[sp.class].events[ep.class];
         let hn = self.opts.names.header;
-        self.start_line = true;
+        self.start_line = !(stamped && hn);
         let mut dom_print = false;
-
-        if let (Some(cycles), Some(ns)) = (ev.ts, ns) {
-            self.timestamp(out, cycles, ns);
-        }
         if self.opts.fields.trace {
             self.sep(out);
             if hn {
