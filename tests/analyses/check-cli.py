@@ -21,6 +21,7 @@ analyses = {
     "irqstats": [],
     "schedstats": ["--total", "--per-tid", "--per-prio"],
     "memtop": [],
+    "iolatency": [],
 }
 
 

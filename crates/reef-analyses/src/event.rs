@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use reef_ctf::{EnvValue, Field, FieldVal, StreamCursor, Trace};
+use reef_ctf::{EnvValue, Field, FieldVal, Scopes, StreamCursor, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
 /// One event as the kernel model sees it: its time, the CPU it was
@@ -63,9 +63,11 @@ pub enum Kind<'a> {
         tid: i64,
         newprio: i64,
     },
-    /// `syscall_entry_NAME` or `sys_NAME`: `name` is NAME.
+    /// `syscall_entry_NAME` or `sys_NAME`: `name` is NAME; `io` holds the
+    /// arguments of the I/O system calls lttng-analyses tracks.
     SyscallEntry {
         name: &'a str,
+        io: Option<IoArgs>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
     SyscallExit {
@@ -97,8 +99,66 @@ pub enum Kind<'a> {
         name: Cow<'a, str>,
         prio: Option<i64>,
     },
+    /// `lttng_statedump_file_descriptor`.
+    StatedumpFd {
+        pid: i64,
+        fd: i64,
+        flags: i64,
+    },
     Other,
 }
+
+/// The arguments of an I/O system call entry that the model uses (those
+/// the event has; which ones depends on the call).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IoArgs {
+    pub fd: Option<i64>,
+    pub flags: Option<i64>,
+    /// `dup`'s argument.
+    pub fildes: Option<i64>,
+    pub oldfd: Option<i64>,
+    pub newfd: Option<i64>,
+    /// `fcntl`'s command.
+    pub cmd: Option<i64>,
+    /// `connect`'s address family.
+    pub family: Option<i64>,
+    /// A `pid` context (not payload) field, when the trace has one.
+    pub ctx_pid: Option<i64>,
+    /// This is `syscall_entry_connect`.
+    pub connect: bool,
+}
+
+/// The system calls lttng-analyses 0.6.1 treats as I/O (its names).
+pub const IO_SYSCALLS: &[&str] = &[
+    "open",
+    "openat",
+    "socket",
+    "fcntl",
+    "dup",
+    "dup2",
+    "dup3",
+    "close",
+    "read",
+    "recvmsg",
+    "recvfrom",
+    "readv",
+    "pread",
+    "pread64",
+    "preadv",
+    "write",
+    "sendmsg",
+    "sendto",
+    "writev",
+    "pwrite",
+    "pwrite64",
+    "pwritev",
+    "sync",
+    "sync_file_range",
+    "fsync",
+    "fdatasync",
+    "splice",
+    "sendfile64",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -109,8 +169,9 @@ enum Class {
     Fork,
     Exec,
     PiSetprio,
-    /// Byte length of the prefix before the system call's name.
-    SyscallEntry(u8),
+    /// Byte length of the prefix before the system call's name, and
+    /// whether it is an I/O call (or `syscall_entry_connect`).
+    SyscallEntry(u8, bool),
     SyscallExit,
     IrqEntry,
     IrqExit,
@@ -120,6 +181,7 @@ enum Class {
     PageAlloc,
     PageFree,
     StatedumpProcess,
+    StatedumpFd,
     Other,
 }
 
@@ -139,8 +201,12 @@ fn classify(name: &str, old_prio: bool) -> Class {
         "mm_page_alloc" | "kmem_mm_page_alloc" => Class::PageAlloc,
         "mm_page_free" | "kmem_mm_page_free" => Class::PageFree,
         "lttng_statedump_process_state" => Class::StatedumpProcess,
-        n if n.starts_with("sys_") => Class::SyscallEntry(4),
-        n if n.starts_with("syscall_entry_") => Class::SyscallEntry(14),
+        "lttng_statedump_file_descriptor" => Class::StatedumpFd,
+        n if n.starts_with("sys_") => Class::SyscallEntry(4, IO_SYSCALLS.contains(&&n[4..])),
+        n if n.starts_with("syscall_entry_") => Class::SyscallEntry(
+            14,
+            n == "syscall_entry_connect" || IO_SYSCALLS.contains(&&n[14..]),
+        ),
         n if n.starts_with("exit_syscall") || n.starts_with("syscall_exit_") => Class::SyscallExit,
         _ => Class::Other,
     }
@@ -173,6 +239,7 @@ pub struct Decoder {
     last: Option<((usize, usize, usize), Class)>,
     cpu_id: Field,
     f: [Field; 22],
+    io: [Field; 9],
 }
 
 // Indices into `Decoder::f`.
@@ -237,6 +304,17 @@ impl Decoder {
             last: None,
             cpu_id: Field::new("cpu_id"),
             f: names.map(Field::new),
+            io: [
+                Field::in_scopes("fd", Scopes::Payload),
+                Field::in_scopes("flags", Scopes::Payload),
+                Field::in_scopes("fildes", Scopes::Payload),
+                Field::in_scopes("oldfd", Scopes::Payload),
+                Field::in_scopes("newfd", Scopes::Payload),
+                Field::in_scopes("cmd", Scopes::Payload),
+                Field::in_scopes("family", Scopes::Payload),
+                Field::in_scopes("pid", Scopes::Context),
+                Field::in_scopes("pid", Scopes::Payload),
+            ],
         }
     }
 
@@ -324,8 +402,9 @@ impl Decoder {
                 tid: self.int(TID, cur)?,
                 newprio: self.int(NEWPRIO, cur)?,
             },
-            Class::SyscallEntry(skip) => Kind::SyscallEntry {
+            Class::SyscallEntry(skip, io) => Kind::SyscallEntry {
                 name: &cur.event_name()[skip as usize..],
+                io: io.then(|| self.io_args(cur)),
             },
             Class::SyscallExit => Kind::SyscallExit {
                 ret: self.int(RET, cur),
@@ -353,6 +432,35 @@ impl Decoder {
                 name: self.text(NAME, cur)?,
                 prio: self.int(PRIO, cur),
             },
+            Class::StatedumpFd => Kind::StatedumpFd {
+                pid: self.int(PID, cur)?,
+                fd: self.io_int(0, cur)?,
+                flags: self.io_int(1, cur).unwrap_or(0),
+            },
         })
+    }
+
+    fn io_int(&mut self, i: usize, cur: &StreamCursor) -> Option<i64> {
+        self.io[i].get(cur).and_then(|v| v.as_i64())
+    }
+
+    fn io_args(&mut self, cur: &StreamCursor) -> IoArgs {
+        // lttng-analyses takes a context `pid` only when the payload has none.
+        let ctx_pid = if self.io[8].get(cur).is_some() {
+            None
+        } else {
+            self.io_int(7, cur)
+        };
+        IoArgs {
+            fd: self.io_int(0, cur),
+            flags: self.io_int(1, cur),
+            fildes: self.io_int(2, cur),
+            oldfd: self.io_int(3, cur),
+            newfd: self.io_int(4, cur),
+            cmd: self.io_int(5, cur),
+            family: self.io_int(6, cur),
+            ctx_pid,
+            connect: cur.event_name() == "syscall_entry_connect",
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! `reef-analyses`: kernel analyses over LTTng kernel traces with the
 //! semantics and numbers of lttng-analyses 0.6.1 — CPU usage
 //! ([`cputop`]), system call statistics ([`syscallstats`]), interrupt
-//! statistics ([`irqstats`]), scheduling latencies ([`schedstats`]) and
-//! page allocations ([`memtop`]) — as LAMI 1.0 result tables ([`lami`]).
+//! statistics ([`irqstats`]), scheduling latencies ([`schedstats`]), page
+//! allocations ([`memtop`]) and I/O system call latencies ([`iolatency`]) —
+//! as LAMI 1.0 result tables ([`lami`]).
 //!
 //! Events go through a [`event::Decoder`] (fields by name, once per event
 //! class) into the kernel model ([`state::State`]), which tells the
@@ -34,6 +35,7 @@
 pub mod cputop;
 pub mod event;
 pub mod intersect;
+pub mod iolatency;
 pub mod irqstats;
 pub mod lami;
 pub mod memtop;

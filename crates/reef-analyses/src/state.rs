@@ -25,10 +25,18 @@
 //!   starts the first, an exit ends it.
 //! - Page frees are reported only while the global count of allocated
 //!   pages seen is positive.
+//! - File descriptors belong to processes (a thread uses its process's,
+//!   known from the state dump, fork or a `pid` context). They come from
+//!   the state dump, fork (copied), and the successful exit of an I/O call
+//!   whose descriptor is not known yet (opens, but also reads, writes,
+//!   closes and syncs on unknown descriptors); they go at a successful
+//!   close, at exec (close-on-exec ones) and when dup2/dup3 reuse them.
+//!   Only lttng-analyses' I/O calls make requests; `splice` and
+//!   `sendfile64`, though on its list, make none.
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::event::{Event, Kind};
+use crate::event::{Event, IoArgs, Kind, IO_SYSCALLS};
 
 /// A thread as the model knows it.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +50,9 @@ pub struct Proc {
     pub last_wakeup: Option<i64>,
     /// The thread that woke it then.
     pub last_waker: Option<i64>,
+    /// Open file descriptors (of a process; threads use their process's)
+    /// and whether each is close-on-exec.
+    pub fds: HashMap<i64, bool>,
 }
 
 impl Proc {
@@ -60,7 +71,45 @@ pub struct Syscall {
     pub begin: i64,
     pub end: i64,
     pub ret: Option<i64>,
+    /// The I/O request of an I/O system call.
+    pub io: Option<IoRq>,
 }
+
+/// What an I/O request does (lttng-analyses' operations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    Open,
+    Read,
+    Write,
+    Close,
+    Sync,
+}
+
+/// An I/O system call in progress or just ended.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRq {
+    pub op: IoOp,
+    /// The descriptor acted on (for an open: the one returned).
+    pub fd: Option<i64>,
+    /// An open that creates a close-on-exec descriptor.
+    pub cloexec: bool,
+    pub begin: i64,
+    pub end: i64,
+    /// `-ret` of a failed call.
+    pub errno: Option<i64>,
+}
+
+/// `O_CLOEXEC` on Linux (x86 and ARM alike).
+const O_CLOEXEC: i64 = 0o2000000;
+/// `AF_INET`.
+const AF_INET: i64 = 2;
+
+const READ_SYSCALLS: &[&str] = &[
+    "read", "recvmsg", "recvfrom", "readv", "pread", "pread64", "preadv",
+];
+const WRITE_SYSCALLS: &[&str] = &[
+    "write", "sendmsg", "sendto", "writev", "pwrite", "pwrite64", "pwritev",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
@@ -113,6 +162,16 @@ pub trait Listener {
     fn softirq_exit(&mut self, irq: &SoftIrq) {}
     fn page_alloc(&mut self, proc: &Proc, cpu: i64) {}
     fn page_free(&mut self, proc: &Proc, cpu: i64) {}
+    /// Descriptor `fd` appears in process `parent`.
+    fn create_fd(&mut self, parent: &Proc, fd: i64) {}
+    /// Descriptor `fd` of process `parent_tid` is closed.
+    fn close_fd(&mut self, parent_tid: i64, fd: i64) {}
+    /// Descriptor `fd`, which `parent` has, is described again.
+    fn update_fd(&mut self, parent: &Proc, fd: i64) {}
+    /// Thread `proc` turns out to belong to process `parent`.
+    fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {}
+    /// An I/O system call of `proc` (of process `parent`) ended.
+    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {}
 }
 
 /// A listener that ignores everything (the model still runs).
@@ -160,6 +219,133 @@ impl State {
             if p.prio != Some(prio) {
                 p.prio = Some(prio);
                 l.prio_changed(ts, tid, prio);
+            }
+        }
+    }
+
+    /// The process whose descriptors thread `tid` uses.
+    fn parent_of(&self, tid: i64) -> i64 {
+        match self.tids.get(&tid).and_then(|p| p.pid) {
+            Some(pid) if pid != tid && self.tids.contains_key(&pid) => pid,
+            _ => tid,
+        }
+    }
+
+    fn close_fd(&mut self, tid: i64, fd: i64, l: &mut impl Listener) {
+        let parent = self.parent_of(tid);
+        l.close_fd(parent, fd);
+        self.proc(parent).fds.remove(&fd);
+    }
+
+    /// An I/O system call entry: the request it starts (lttng-analyses'
+    /// I/O state provider).
+    fn io_entry(&mut self, tid: i64, name: &str, a: &IoArgs, ts: i64, l: &mut impl Listener) {
+        if a.connect {
+            // The address of an AF_INET connect names the descriptor.
+            if a.family == Some(AF_INET) {
+                if let Some(fd) = a.fd {
+                    let p = &self.tids[&tid];
+                    if p.fds.contains_key(&fd) {
+                        l.update_fd(p, fd);
+                    }
+                }
+            }
+            return;
+        }
+        if !IO_SYSCALLS.contains(&name) {
+            return;
+        }
+        // A `pid` context tells the thread's process.
+        if let Some(pid) = a.ctx_pid {
+            let p = self.proc(tid);
+            if p.pid.is_none() {
+                p.pid = Some(pid);
+                if pid != tid {
+                    let (comm, prio) = (p.comm.clone(), p.prio);
+                    self.tids.insert(
+                        pid,
+                        Proc {
+                            tid: pid,
+                            pid: Some(pid),
+                            comm,
+                            prio,
+                            ..Proc::default()
+                        },
+                    );
+                }
+            }
+        }
+        let rq = |op, fd| IoRq {
+            op,
+            fd,
+            cloexec: false,
+            begin: ts,
+            end: ts,
+            errno: None,
+        };
+        let cloexec = |f: Option<i64>| f.is_some_and(|f| f & O_CLOEXEC != 0);
+        let io = match name {
+            "open" | "openat" => Some(IoRq {
+                cloexec: cloexec(a.flags),
+                ..rq(IoOp::Open, None)
+            }),
+            "socket" => Some(rq(IoOp::Open, None)),
+            "dup" | "dup2" | "dup3" | "fcntl" => {
+                if matches!(name, "dup2" | "dup3") {
+                    let parent = self.parent_of(tid);
+                    if let Some(newfd) = a.newfd {
+                        if self.tids[&parent].fds.contains_key(&newfd) {
+                            self.close_fd(parent, newfd, l);
+                        }
+                    }
+                }
+                if name == "fcntl" && a.cmd != Some(0) {
+                    None // only F_DUPFD opens a descriptor
+                } else {
+                    Some(IoRq {
+                        cloexec: name == "dup3" && cloexec(a.flags),
+                        ..rq(IoOp::Open, None)
+                    })
+                }
+            }
+            "close" => Some(rq(IoOp::Close, a.fd)),
+            // lttng-analyses lists them as I/O calls but builds no request
+            // for them (they are in neither its read nor its write list).
+            "splice" | "sendfile64" => None,
+            n if READ_SYSCALLS.contains(&n) => Some(rq(IoOp::Read, a.fd)),
+            n if WRITE_SYSCALLS.contains(&n) => Some(rq(IoOp::Write, a.fd)),
+            "sync" => Some(rq(IoOp::Sync, None)),
+            "fsync" | "fdatasync" | "sync_file_range" => Some(rq(IoOp::Sync, a.fd)),
+            _ => None,
+        };
+        if let Some(call) = &mut self.proc(tid).syscall {
+            call.io = io;
+        }
+    }
+
+    /// The exit of an I/O system call: new descriptors, the request's
+    /// notification, a successful close.
+    fn io_exit(&mut self, tid: i64, mut rq: IoRq, ts: i64, ret: i64, l: &mut impl Listener) {
+        rq.end = ts;
+        if ret < 0 {
+            rq.errno = Some(-ret);
+        } else if rq.op == IoOp::Open {
+            rq.fd = Some(ret);
+        }
+        let parent = self.parent_of(tid);
+        if ret >= 0 {
+            if let Some(fd) = rq.fd {
+                let fds = &mut self.proc(parent).fds;
+                if let std::collections::hash_map::Entry::Vacant(e) = fds.entry(fd) {
+                    e.insert(rq.op == IoOp::Open && rq.cloexec);
+                    l.create_fd(&self.tids[&parent], fd);
+                }
+            }
+        }
+        l.io_rq_exit(&self.tids[&tid], &self.tids[&parent], &rq);
+        if rq.op == IoOp::Close && ret == 0 {
+            if let Some(fd) = rq.fd {
+                self.close_fd(tid, fd, l);
             }
         }
     }
@@ -248,31 +434,45 @@ impl State {
                 });
                 parent.pid = Some(*parent_pid);
                 parent.comm = parent_comm.to_string();
-                self.tids.insert(
-                    *child_tid,
-                    Proc {
-                        tid: *child_tid,
-                        pid: Some(*child_pid),
-                        comm: child_comm.to_string(),
-                        ..Proc::default()
-                    },
-                );
+                let mut child = Proc {
+                    tid: *child_tid,
+                    pid: Some(*child_pid),
+                    comm: child_comm.to_string(),
+                    ..Proc::default()
+                };
+                // The child inherits the parent's descriptors.
+                let fds: Vec<(i64, bool)> = parent.fds.iter().map(|(f, c)| (*f, *c)).collect();
+                for (fd, cloexec) in fds {
+                    child.fds.insert(fd, cloexec);
+                    l.create_fd(&child, fd);
+                }
+                self.tids.insert(*child_tid, child);
             }
             Kind::Exec { tid, procname } => {
                 let p = self.tids.entry(*tid).or_insert_with(|| Proc::new(*tid));
                 if let Some(n) = procname {
                     p.comm = n.to_string();
                 }
+                // Close-on-exec descriptors of the thread itself.
+                let closing: Vec<i64> = p.fds.iter().filter(|f| *f.1).map(|f| *f.0).collect();
+                for fd in closing {
+                    l.close_fd(*tid, fd);
+                    p.fds.remove(&fd);
+                }
             }
             Kind::PiSetprio { tid, newprio } => self.check_prio(ts, *tid, *newprio, l),
-            Kind::SyscallEntry { name } => {
+            Kind::SyscallEntry { name, io } => {
                 if let Some(tid) = self.running(ev.cpu) {
                     self.proc(tid).syscall = Some(Syscall {
                         name: name.to_string(),
                         begin: ts,
                         end: ts,
                         ret: None,
+                        io: None,
                     });
+                    if let Some(args) = io {
+                        self.io_entry(tid, name, args, ts, l);
+                    }
                 }
             }
             Kind::SyscallExit { ret } => {
@@ -284,6 +484,9 @@ impl State {
                     call.end = ts;
                     call.ret = *ret;
                     l.syscall_exit(p, &call, ev.cpu.unwrap_or(0));
+                    if let (Some(rq), Some(ret)) = (call.io, *ret) {
+                        self.io_exit(tid, rq, ts, ret, l);
+                    }
                 }
             }
             Kind::IrqEntry { irq, name } => {
@@ -380,6 +583,26 @@ impl State {
                         comm: name.to_string(),
                         ..Proc::default()
                     });
+                    // The thread's descriptors are its process's.
+                    let moved: Vec<(i64, bool)> = self.proc(*tid).fds.drain().collect();
+                    let parent = self.proc(*pid);
+                    for (fd, c) in moved {
+                        parent.fds.entry(fd).or_insert(c);
+                    }
+                    l.create_parent_proc(&self.tids[tid], &self.tids[pid]);
+                }
+            }
+            Kind::StatedumpFd { pid, fd, flags } => {
+                let p = self.tids.entry(*pid).or_insert_with(|| Proc {
+                    tid: *pid,
+                    pid: Some(*pid),
+                    ..Proc::default()
+                });
+                if let std::collections::hash_map::Entry::Vacant(e) = p.fds.entry(*fd) {
+                    e.insert(flags & O_CLOEXEC != 0);
+                    l.create_fd(p, *fd);
+                } else {
+                    l.update_fd(p, *fd);
                 }
             }
             Kind::Other => {}

@@ -171,3 +171,21 @@ fn memtop_uneven_streams() {
 fn memtop_bug446190() {
     check("bug446190", "memtop", Memtop::new(10));
 }
+
+#[test]
+fn iolatency_uneven_streams() {
+    check(
+        "uneven-streams",
+        "iolatency",
+        reef_analyses::iolatency::Iolatency::new(),
+    );
+}
+
+#[test]
+fn iolatency_bug446190() {
+    check(
+        "bug446190",
+        "iolatency",
+        reef_analyses::iolatency::Iolatency::new(),
+    );
+}

@@ -1,4 +1,5 @@
-//! `reef cputop`, `syscallstats`, `irqstats`, `schedstats`, `memtop`: the
+//! `reef cputop`, `syscallstats`, `irqstats`, `schedstats`, `memtop`,
+//! `iolatency`: the
 //! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
 //!
 //! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
@@ -14,7 +15,9 @@ use anyhow::Context;
 use reef_analyses::event::Decoder;
 use reef_analyses::lami::{self, Table};
 use reef_analyses::schedstats::Groups;
-use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis, Runner};
+use reef_analyses::{
+    cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis, Runner,
+};
 use reef_ctf::{EnvValue, Item};
 
 use crate::source::{ReadOpts, Source};
@@ -87,6 +90,12 @@ pub struct SchedstatsArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct IolatencyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct MemtopArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -114,6 +123,10 @@ pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
         per_prio: a.per_prio,
     };
     run(&a.common, schedstats::Schedstats::new(groups))
+}
+
+pub fn iolatency(a: &IolatencyArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, iolatency::Iolatency::new())
 }
 
 pub fn memtop(a: &MemtopArgs) -> anyhow::Result<ExitCode> {

@@ -70,6 +70,12 @@ enum Command {
     /// Example: reef memtop --limit 5 ~/lttng-traces/my-session/kernel
     #[command(mut_arg("paths", cmd_analyses::paths_optional))]
     Memtop(cmd_analyses::MemtopArgs),
+    /// Latency statistics of I/O system calls (open, read, write, sync), as
+    /// lttng-iolatencystats; --lami for Trace Compass.
+    ///
+    /// Example: reef iolatency ~/lttng-traces/my-session/kernel
+    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    Iolatency(cmd_analyses::IolatencyArgs),
     /// Connect to a program traced with REEF_LISTEN and receive its trace
     /// live: write it as a CTF trace directory (-o) and/or print its events
     /// as they arrive (--print, the default without -o).
@@ -105,6 +111,7 @@ fn main() -> ExitCode {
         Command::Irqstats(a) => cmd_analyses::irqstats(a),
         Command::Schedstats(a) => cmd_analyses::schedstats(a),
         Command::Memtop(a) => cmd_analyses::memtop(a),
+        Command::Iolatency(a) => cmd_analyses::iolatency(a),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),
