@@ -89,6 +89,43 @@ struct Who {
     name: [Field; 3],
 }
 
+/// What `collect` keeps per stream.
+struct StreamAcc {
+    /// Events per event class (index into the stream's plans).
+    counts: Vec<u64>,
+    /// Per event class: which of `who.tid` gives its thread (`Some(None)`:
+    /// none does), once known.
+    tid_field: Vec<Option<Option<usize>>>,
+    /// Fields per stream, so that their per-class caches rarely miss.
+    who: Who,
+    cpu: Field,
+    packets_seen: u64,
+    last_tid: Option<i64>,
+    last_row: usize,
+}
+
+impl StreamAcc {
+    fn new() -> StreamAcc {
+        // Kernel and UST traces carry these in the event contexts; libreef
+        // in the packet context of each thread's stream.
+        let ctx = |n: &str| Field::in_scopes(n, Scopes::Context);
+        let pkt = |n: &str| Field::in_scopes(n, Scopes::PacketContext);
+        StreamAcc {
+            counts: Vec::new(),
+            tid_field: Vec::new(),
+            who: Who {
+                tid: [ctx("vtid"), ctx("tid"), pkt("tid")],
+                pid: [ctx("vpid"), ctx("pid"), pkt("pid")],
+                name: [ctx("procname"), ctx("thread_name"), pkt("thread_name")],
+            },
+            cpu: Field::in_scopes("cpu_id", Scopes::PacketContext),
+            packets_seen: u64::MAX,
+            last_tid: None,
+            last_row: 0,
+        }
+    }
+}
+
 fn first_int(fields: &mut [Field], cur: &reef_ctf::StreamCursor) -> Option<i64> {
     fields
         .iter_mut()
@@ -107,21 +144,14 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
     let nstreams = src.cursors().len();
     let mut st = Stats::default();
     let mut streams: Vec<StreamRow> = (0..nstreams).map(|_| StreamRow::default()).collect();
-    let mut names: HashMap<String, u64> = HashMap::new();
-    // (trace, tid) -> (events, pid, name)
-    let mut threads: HashMap<(usize, i64), Thread> = HashMap::new();
-    let mut cpu = Field::in_scopes("cpu_id", Scopes::PacketContext);
-    // Kernel and UST traces carry these in the event contexts; libreef in
-    // the packet context of each thread's stream.
-    let ctx = |n: &str| Field::in_scopes(n, Scopes::Context);
-    let pkt = |n: &str| Field::in_scopes(n, Scopes::PacketContext);
-    let mut who = Who {
-        tid: [ctx("vtid"), ctx("tid"), pkt("tid")],
-        pid: [ctx("vpid"), ctx("pid"), pkt("pid")],
-        name: [ctx("procname"), ctx("thread_name"), pkt("thread_name")],
-    };
+    // Per stream: events per event class, and where its thread is.
+    let mut acc: Vec<StreamAcc> = (0..nstreams).map(|_| StreamAcc::new()).collect();
+    // (trace, tid) -> index in `threads`.
+    let mut thread_idx: HashMap<(usize, i64), usize> = HashMap::new();
+    let mut threads: Vec<(usize, i64, Thread)> = Vec::new();
     while let Some(m) = src.next()? {
         let row = &mut streams[m.stream];
+        let a = &mut acc[m.stream];
         if row.path.is_empty() {
             row.trace = m.label.name.clone();
             row.path = m
@@ -140,23 +170,41 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
                     row.first_ns.get_or_insert(ns);
                     row.last_ns = Some(ns);
                 }
-                if row.cpu_id.is_none() {
-                    row.cpu_id = cpu.get(m.cursor).and_then(|v| v.as_u64());
+                if row.cpu_id.is_none() && a.packets_seen != m.cursor.packets_read {
+                    // Once per packet until found.
+                    a.packets_seen = m.cursor.packets_read;
+                    row.cpu_id = a.cpu.get(m.cursor).and_then(|v| v.as_u64());
                 }
-                let name = m.cursor.event_name();
-                match names.get_mut(name) {
-                    Some(c) => *c += 1,
-                    None => {
-                        names.insert(name.to_string(), 1);
-                    }
+                let ev = m.cursor.event.event;
+                if ev >= a.counts.len() {
+                    a.counts.resize(ev + 1, 0);
+                    a.tid_field.resize(ev + 1, None);
                 }
-                if let Some(tid) = first_int(&mut who.tid, m.cursor) {
-                    let e = threads.entry((m.trace, tid)).or_insert((0, None, None));
-                    e.0 += 1;
-                    if let Some(pid) = first_int(&mut who.pid, m.cursor) {
+                a.counts[ev] += 1;
+                let who = &mut a.who;
+                let which = *a.tid_field[ev].get_or_insert_with(|| {
+                    who.tid
+                        .iter_mut()
+                        .position(|f| f.get(m.cursor).and_then(|v| v.as_i64()).is_some())
+                });
+                let Some(which) = which else { continue };
+                let Some(tid) = a.who.tid[which].get(m.cursor).and_then(|v| v.as_i64()) else {
+                    continue;
+                };
+                if a.last_tid != Some(tid) {
+                    // The stream's thread changed: find its row, refresh its
+                    // process and name.
+                    a.last_tid = Some(tid);
+                    a.last_row = *thread_idx.entry((m.trace, tid)).or_insert_with(|| {
+                        threads.push((m.trace, tid, (0, None, None)));
+                        threads.len() - 1
+                    });
+                    let e = &mut threads[a.last_row].2;
+                    if let Some(pid) = first_int(&mut a.who.pid, m.cursor) {
                         e.1 = Some(pid);
                     }
-                    if let Some(n) = who
+                    if let Some(n) = a
+                        .who
                         .name
                         .iter_mut()
                         .find_map(|f| f.get(m.cursor).and_then(|v| v.as_str()))
@@ -166,6 +214,7 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
                         }
                     }
                 }
+                threads[a.last_row].2 .0 += 1;
             }
             Item::DiscardedEvents { count, .. } => {
                 let n = count.unwrap_or(0);
@@ -175,6 +224,18 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
             Item::DiscardedPackets { count, .. } => {
                 st.discarded_packets += count;
                 row.discarded_packets += count;
+            }
+        }
+    }
+    let mut names: HashMap<String, u64> = HashMap::new();
+    for (i, a) in acc.iter().enumerate() {
+        let c = &src.cursors()[i];
+        let sp = &c.trace.class.streams[c.stream];
+        let classes = &c.trace.class.meta.streams[sp.class].events;
+        for (ev, n) in a.counts.iter().enumerate() {
+            if *n > 0 {
+                let name = &classes[sp.events[ev].class].name;
+                *names.entry(name.clone()).or_default() += n;
             }
         }
     }
@@ -207,7 +268,7 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
     let label = |t: usize| src.labels[t].name.clone();
     let mut procs: HashMap<(usize, i64), (u64, Option<String>)> = HashMap::new();
     let mut trows: Vec<ThreadRow> = Vec::new();
-    for ((t, tid), (events, pid, name)) in threads {
+    for (t, tid, (events, pid, name)) in threads {
         if let Some(pid) = pid {
             let p = procs.entry((t, pid)).or_insert((0, None));
             p.0 += events;
