@@ -103,6 +103,26 @@ for name in analyses:
         failed += 1
         print(f"FAIL {name} --metadata")
 
+# A time range given as LAMI gives it (--begin/--end in ns).
+for name, opts in (("cputop", ["--limit=unlimited"]), ("syscallstats", []),
+                   ("schedstats", ["--total", "--per-tid", "--per-prio"])):
+    with open(os.path.join(here, "references", f"bug446190-range.{name}.json")) as f:
+        want = json.load(f)
+    cmd = [reef, name, "--lami", "--begin=1412670963000000000", "--end=1412670965000000000",
+           *opts, paths["bug446190"]]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    diffs = []
+    if out.returncode != 0:
+        diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
+    else:
+        compare("", json.loads(out.stdout), want, diffs)
+    checked += 1
+    if diffs:
+        failed += 1
+        print(f"FAIL bug446190 {name} with a time range: {len(diffs)} differences")
+        for d in diffs[:10]:
+            print("   ", d)
+
 # A corrupt event in the middle of a stream: the results over the events
 # before it, then the error (file, offset, what was expected), exit 1.
 import shutil

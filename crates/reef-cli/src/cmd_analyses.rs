@@ -19,6 +19,7 @@ use reef_analyses::{
     cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis, Runner,
 };
 use reef_ctf::{EnvValue, Item};
+use reef_iter::time::TimeSpec;
 
 use crate::source::{ReadOpts, Source};
 
@@ -56,8 +57,8 @@ pub struct CommonArgs {
 pub struct CputopArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Show at most this many threads (0: all).
-    #[arg(long, default_value_t = 10)]
+    /// Show at most this many threads (0 or `unlimited`: all).
+    #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
 }
 
@@ -99,8 +100,8 @@ pub struct IolatencyArgs {
 pub struct MemtopArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Show at most this many threads per table (0: all).
-    #[arg(long, default_value_t = 10)]
+    /// Show at most this many threads per table (0 or `unlimited`: all).
+    #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
 }
 
@@ -288,6 +289,30 @@ fn print_text(tables: &[Table]) -> anyhow::Result<()> {
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// `--begin`/`--end`: babeltrace2's formats, and also LAMI's `--begin=TS`
+/// in nanoseconds (what Trace Compass passes): a plain integer too large
+/// to be a number of seconds is taken as nanoseconds from the origin.
+pub fn lami_time(a: clap::Arg) -> clap::Arg {
+    a.value_parser(|s: &str| -> Result<TimeSpec, String> {
+        match s.parse::<TimeSpec>() {
+            Ok(t) => Ok(t),
+            Err(e) => match s.trim().parse::<i64>() {
+                Ok(ns) if ns.checked_mul(1_000_000_000).is_none() => Ok(TimeSpec::Ns(ns)),
+                _ => Err(e.to_string()),
+            },
+        }
+    })
+}
+
+/// `--limit`: a number of rows, or `unlimited` (LAMI) / 0 for all.
+fn parse_limit(s: &str) -> Result<usize, String> {
+    if s == "unlimited" {
+        return Ok(0);
+    }
+    s.parse()
+        .map_err(|_| format!("`{s}`: expected a number of rows or `unlimited`"))
 }
 
 /// The trace paths, required except for `--metadata` and `--mi-version`

@@ -44,37 +44,61 @@ enum Command {
     /// trace, as lttng-cputop (same numbers); --lami for Trace Compass.
     ///
     /// Example: reef cputop --limit 20 ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Cputop(cmd_analyses::CputopArgs),
     /// System call count, duration statistics and return values per
     /// thread, as lttng-syscallstats; --lami for Trace Compass.
     ///
     /// Example: reef syscallstats --begin 18:18:56 ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Syscallstats(cmd_analyses::SyscallstatsArgs),
     /// Hard and soft IRQ durations and raise latencies, as lttng-irqstats;
     /// --lami for Trace Compass.
     ///
     /// Example: reef irqstats --lami ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Irqstats(cmd_analyses::IrqstatsArgs),
     /// Scheduling latencies (wakeup to switch-in) in total, per thread and
     /// per priority, as lttng-schedstats; --lami for Trace Compass.
     ///
     /// Example: reef schedstats --total --per-prio ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Schedstats(cmd_analyses::SchedstatsArgs),
     /// Pages allocated and freed per thread, as lttng-memtop; --lami for
     /// Trace Compass.
     ///
     /// Example: reef memtop --limit 5 ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Memtop(cmd_analyses::MemtopArgs),
     /// Latency statistics of I/O system calls (open, read, write, sync), as
     /// lttng-iolatencystats; --lami for Trace Compass.
     ///
     /// Example: reef iolatency ~/lttng-traces/my-session/kernel
-    #[command(mut_arg("paths", cmd_analyses::paths_optional))]
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
     Iolatency(cmd_analyses::IolatencyArgs),
     /// Connect to a program traced with REEF_LISTEN and receive its trace
     /// live: write it as a CTF trace directory (-o) and/or print its events
