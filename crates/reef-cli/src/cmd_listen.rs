@@ -9,7 +9,12 @@
 //! exactly as for a whole trace (the previous packet's events are not
 //! printed again). Events of one burst are merged in time order; an event
 //! older than one already printed (another stream's packet closed earlier)
-//! is printed with an unknown delta.
+//! is printed with an unknown delta. Streams are named as the files `-o`
+//! writes (`DIR/stream_<id>`, else `HOST:PORT/stream_<id>`), and decoding
+//! errors give offsets in those files. Times are converted with the
+//! metadata received first; libreef re-measures its clock at exit and sends
+//! the final metadata last (what `-o` keeps), so times printed live can
+//! differ from a later `reef print DIR` by a few nanoseconds per second.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -167,6 +172,11 @@ struct LivePrinter {
     pending_bytes: usize,
     /// The last packet printed of each stream.
     prev: HashMap<u64, Vec<u8>>,
+    /// Bytes received of each stream before this burst.
+    received: HashMap<u64, u64>,
+    /// Where stream files are named: the -o directory (absolute), else
+    /// HOST:PORT.
+    stream_dir: PathBuf,
     last_ns: Option<i64>,
     warn_color: bool,
 }
@@ -212,12 +222,20 @@ impl LivePrinter {
         };
         let mut files = Vec::new();
         let mut prefixed = Vec::new();
+        // Burst file name -> where its byte 0 is in the stream as received
+        // (as written to stream_<id>), to report errors at that offset.
+        let mut origin: HashMap<PathBuf, i128> = HashMap::new();
         for (id, (bytes, last)) in &pending {
             let prev = self.prev.get(id);
             prefixed.push(prev.is_some());
-            let mut name = self.name.as_os_str().to_os_string();
-            name.push(format!("#stream_{id}"));
-            files.push(capture::temp_stream_file(PathBuf::from(name), |w| {
+            let name = self.stream_dir.join(format!("stream_{id}"));
+            let before = self.received.entry(*id).or_default();
+            origin.insert(
+                name.clone(),
+                *before as i128 - prev.map_or(0, |p| p.len()) as i128,
+            );
+            *before += bytes.len() as u64;
+            files.push(capture::temp_stream_file(name, |w| {
                 if let Some(p) = prev {
                     w.write_all(p)?;
                 }
@@ -225,11 +243,32 @@ impl LivePrinter {
             })?);
             self.prev.insert(*id, bytes[*last..].to_vec());
         }
-        let trace = Arc::new(capture::trace_from_streams(
-            class,
-            self.name.clone(),
-            files,
-        )?);
+        let remap = |e: reef_ctf::Error| -> reef_ctf::Error {
+            let at = |path: &PathBuf, off: u64| {
+                origin
+                    .get(path)
+                    .map_or(off, |o| (o + off as i128).max(0) as u64)
+            };
+            match e {
+                reef_ctf::Error::Decode {
+                    path,
+                    packet_offset,
+                    err,
+                } => reef_ctf::Error::Decode {
+                    packet_offset: at(&path, packet_offset),
+                    path,
+                    err,
+                },
+                reef_ctf::Error::Stream { path, offset, msg } => reef_ctf::Error::Stream {
+                    offset: at(&path, offset),
+                    path,
+                    msg,
+                },
+                other => other,
+            }
+        };
+        let trace =
+            Arc::new(capture::trace_from_streams(class, self.name.clone(), files).map_err(remap)?);
         let mut mux = Muxer::with_names(
             std::slice::from_ref(&trace),
             std::slice::from_ref(&self.label.name),
@@ -237,7 +276,17 @@ impl LivePrinter {
         let mut out = Vec::with_capacity(1 << 16);
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        while let Some(i) = mux.next()? {
+        loop {
+            let i = match mux.next() {
+                Ok(Some(i)) => i,
+                Ok(None) => break,
+                Err(e) => {
+                    // What decoded before the error is shown first.
+                    lock.write_all(&out)?;
+                    lock.flush()?;
+                    return Err(remap(e).into());
+                }
+            };
             let c = mux.cursor(i);
             if prefixed[c.source] && c.packets_read <= 1 {
                 continue; // the previous burst's last packet, printed already
@@ -328,6 +377,11 @@ pub fn run(a: &ListenArgs) -> anyhow::Result<ExitCode> {
         pending: BTreeMap::new(),
         pending_bytes: 0,
         prev: HashMap::new(),
+        received: HashMap::new(),
+        stream_dir: match &a.output {
+            Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
+            None => name.clone(),
+        },
         last_ns: None,
         warn_color: crate::output::term_color_support(),
     });
