@@ -10,7 +10,8 @@
  *   live paced THREADS N US  each thread records N worker:ITEM events,
  *                          spinning US microseconds between them
  *   live rate N            one thread, N worker:ITEM events in a tight
- *                          loop; prints "events N ns ELAPSED maxrss_kb KB"
+ *                          loop; prints "events N ns ELAPSED cpu_ns THREAD_CPU
+ *                          maxrss_kb KB"
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -112,13 +113,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "rate")) {
-		unsigned long long t0, t1;
+		unsigned long long t0, t1, c0, c1;
 		n_events = strtoull(argv[2], NULL, 0);
 		reef_data_tick(0);
 		t0 = now_ns(CLOCK_MONOTONIC);
+		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		burst(NULL);
+		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		t1 = now_ns(CLOCK_MONOTONIC);
-		printf("events %llu ns %llu maxrss_kb %ld\n", n_events, t1 - t0, peak_rss_kb());
+		printf("events %llu ns %llu cpu_ns %llu maxrss_kb %ld\n", n_events, t1 - t0, c1 - c0,
+		       peak_rss_kb());
 		return 0;
 	}
 	fprintf(stderr, "usage: live burst THREADS N | live ticks N MS | live rate N\n");
