@@ -494,6 +494,27 @@ def listen_print_names_the_bad_packet():
     return "%s; %d events printed before it" % (where.split("/")[-1], len(shown))
 
 
+def config_struct_enables_listening():
+    """`struct reef_config`'s live fields, with no REEF_* variable set."""
+    env = env_with({"REEF_OUTPUT": work("config-unused")})
+    p = subprocess.Popen([ARGS.live, "config-ticks", "5", "100"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    line = p.stderr.readline().decode()
+    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+    check(m, "no listening line: %r" % line)
+    data = raw_client(int(m.group(1)))
+    finish(p)
+    recs = records(data)
+    check(recs[0][0] == 1 and recs[-1][0] == 3, "capture does not start with metadata and end with the end record")
+    d = work("config-trace")
+    unpack(data, d)
+    rc, text, err = bt2(d)
+    check(rc == 0 and err == "", "babeltrace2: exit %d, stderr: %s" % (rc, err[-800:]))
+    got = re.findall(r"app:STOP: .*total = (\d+)", text)
+    check(got == [str(i) for i in range(5)], "received ticks %s" % got)
+    return "%d records" % len(recs)
+
+
 def records_prefix(data):
     out, off = [], 0
     while off + 24 <= len(data):
@@ -518,7 +539,8 @@ def main():
               auto_flush_parts_keep_every_event_in_order,
               lagging_client_drops_are_reported, print_shows_events_quickly,
               hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
-              listen_reports_bad_input, listen_print_names_the_bad_packet]:
+              listen_reports_bad_input, listen_print_names_the_bad_packet,
+              config_struct_enables_listening]:
         test(t)
     if FAILURES:
         print("live tests: %d failed: %s" % (len(FAILURES), ", ".join(FAILURES)))

@@ -9,6 +9,8 @@
  *                          the event) for each, flushed
  *   live paced THREADS N US  each thread records N worker:ITEM events,
  *                          spinning US microseconds between them
+ *   live config-ticks N MS the same, live streaming enabled by reef_init()
+ *                          (listen "127.0.0.1:0", wait 20 s, 50 ms flush)
  *   live rate N            one thread, N worker:ITEM events in a tight
  *                          loop; prints "events N ns ELAPSED cpu_ns THREAD_CPU
  *                          maxrss_kb KB"
@@ -99,10 +101,20 @@ int main(int argc, char **argv)
 		printf("attempted %llu\n", n_events * nthreads + 1);
 		return 0;
 	}
-	if (argc == 4 && !strcmp(argv[1], "ticks")) {
+	if (argc == 4 && (!strcmp(argv[1], "ticks") || !strcmp(argv[1], "config-ticks"))) {
 		unsigned i, n = (unsigned)atoi(argv[2]);
 		long ms = atol(argv[3]);
 		struct timespec gap = { ms / 1000, (ms % 1000) * 1000000L };
+		if (!strcmp(argv[1], "config-ticks")) {
+			/* Live streaming from the configuration struct. */
+			struct reef_config cfg;
+			reef_config_default(&cfg);
+			cfg.listen = "127.0.0.1:0";
+			cfg.listen_wait_ms = 20000;
+			cfg.live_flush_ms = 50;
+			if (reef_init(&cfg))
+				return 3;
+		}
 		for (i = 0; i < n; i++) {
 			unsigned long long t = now_ns(CLOCK_REALTIME);
 			reef_app_stop(i);
