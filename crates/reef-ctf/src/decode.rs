@@ -388,12 +388,21 @@ fn decode_int(
 fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
     let base = cur.pos;
     out.reserve(run.ops.len());
+    let bytes = base & 7 == 0;
     for op in &run.ops {
         let at = base + op.off as u64;
-        let raw = if op.le {
-            read_le(cur.data, at, op.size)
-        } else {
-            read_be(cur.data, at, op.size)
+        let b = (at >> 3) as usize;
+        // Byte-aligned little-endian fields (the common case) with one
+        // load; `run.bits` lie inside the packet, so inside `data`.
+        let raw = match (bytes && op.off & 7 == 0 && op.le, op.size) {
+            (true, 64) => u64::from_le_bytes(cur.data[b..b + 8].try_into().unwrap_or([0; 8])),
+            (true, 32) => {
+                u32::from_le_bytes(cur.data[b..b + 4].try_into().unwrap_or([0; 4])) as u64
+            }
+            (true, 16) => u16::from_le_bytes([cur.data[b], cur.data[b + 1]]) as u64,
+            (true, 8) => cur.data[b] as u64,
+            _ if op.le => read_le(cur.data, at, op.size),
+            _ => read_be(cur.data, at, op.size),
         };
         let v = match op.kind {
             FixedKind::Unsigned => Value::U(raw),

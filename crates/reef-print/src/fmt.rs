@@ -7,18 +7,8 @@ use crate::ClockOptions;
 
 /// Appends the decimal form of `v`.
 #[inline]
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Appends `v` in decimal, zero-padded to `width` digits.
@@ -40,22 +30,30 @@ pub fn push_padded(out: &mut Vec<u8>, mut v: u64, width: usize) {
 
 #[inline]
 pub fn push_i64(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
-    }
-    push_u64(out, v.unsigned_abs());
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Formats an integer value as babeltrace2 does for its display base:
 /// decimal (signed or not), `0x` + uppercase hex and `0` + octal (negative
 /// values masked to the field's size rounded up to whole digits), `0b` +
 /// every bit of the field.
+#[inline]
 pub fn integer(out: &mut Vec<u8>, v: Value, size: u32, signed: bool, base: u32) {
-    let bits = match v {
-        Value::I(i) => i as u64,
-        Value::U(u) => u,
-        _ => 0,
+    let bits = if let Value::U(u) = v {
+        u
+    } else if let Value::I(i) = v {
+        i as u64
+    } else {
+        0
     };
+    if base == 10 {
+        if signed {
+            push_i64(out, bits as i64);
+        } else {
+            push_u64(out, bits);
+        }
+        return;
+    }
     match base {
         16 => {
             let mut u = bits;

@@ -111,6 +111,10 @@ pub struct Pretty {
     /// The env entries shown per event, per trace (keyed by the trace's
     /// address), looked up once.
     envs: Vec<(usize, TraceEnv)>,
+    /// The packet context's text for the packet (trace, stream, packet
+    /// count, offset) it was formatted for.
+    pctx_key: Option<(usize, usize, u64, u64)>,
+    pctx_text: Vec<u8>,
 }
 
 /// A trace's `hostname`, `domain`, `procname` (as text) and `vpid`.
@@ -167,6 +171,8 @@ impl Pretty {
             start_line: true,
             tcache: fmt::TimeCache::default(),
             envs: Vec::new(),
+            pctx_key: None,
+            pctx_text: Vec::new(),
         }
     }
 
@@ -360,14 +366,34 @@ impl Pretty {
 
         let data = c.data();
         let ctx_names = self.opts.names.context;
-        self.scope(
-            out,
-            "stream.packet.context",
-            &sp.packet_context,
-            &c.packet_context,
-            data,
-            ctx_names,
+        // The packet context reads the same for every event of a packet:
+        // formatted once per packet. (It is the first scope of the line,
+        // so its text does not depend on what precedes it.)
+        let key = (
+            std::sync::Arc::as_ptr(trace) as usize,
+            c.source,
+            c.packets_read,
+            c.packet.offset,
         );
+        if self.pctx_key == Some(key) && self.start_line {
+            out.extend_from_slice(&self.pctx_text);
+            if !self.pctx_text.is_empty() {
+                self.start_line = false;
+            }
+        } else {
+            let start = out.len();
+            self.scope(
+                out,
+                "stream.packet.context",
+                &sp.packet_context,
+                &c.packet_context,
+                data,
+                ctx_names,
+            );
+            self.pctx_text.clear();
+            self.pctx_text.extend_from_slice(&out[start..]);
+            self.pctx_key = Some(key);
+        }
         self.scope(
             out,
             "stream.event.context",
@@ -706,7 +732,20 @@ impl FieldPrinter<'_> {
                         let name = name.strip_prefix('_').unwrap_or(name);
                         self.field_name(out, name);
                     }
-                    self.field(out, child, vi);
+                    // Plain integers inline: no call, no dispatch on the node.
+                    match plan.nodes[child as usize] {
+                        Node::Int {
+                            size,
+                            signed,
+                            base,
+                            enum_idx: NONE,
+                            ..
+                        } => {
+                            let v = self.take(vi);
+                            self.int(out, v, size, signed, base);
+                        }
+                        _ => self.field(out, child, vi),
+                    }
                     printed += 1;
                 }
                 out.extend_from_slice(b" }");
