@@ -9,6 +9,7 @@
 //! open at the end of the trace are counted as unfinished.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ use reef_filter::ast::{Ctx, Expr};
 use reef_filter::{parse_expr, EventRefs, ExprError, Program, Val};
 use reef_iter::time::TimeSpec;
 
-use crate::intervals::{report, Interval, ReportOpts};
+use crate::intervals::{Interval, ReportOpts, Reporter};
 use crate::source::{ReadOpts, Source};
 
 #[derive(clap::Args)]
@@ -207,6 +208,50 @@ impl KeyOf {
 }
 
 pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
+    let read = ReadOpts {
+        paths: a.paths.clone(),
+        begin: a.from,
+        end: a.to,
+        workers: a.workers,
+        filter: a.filter.clone(),
+    };
+    // By default, each activity and the statistics.
+    let mut opts = a.report.clone();
+    if !(opts.log || opts.stats || opts.freq || opts.top.is_some()) {
+        opts.log = true;
+        opts.stats = true;
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut rep = Reporter::new(&opts, &mut out, false);
+    let mut notes = (0, 0, 0);
+    for pass in 0..rep.passes() {
+        rep.start_pass(pass)?;
+        // Everything is rebuilt per pass: field caches belong to the
+        // traces they were filled on.
+        notes = one_pass(a, &read, &mut rep)?;
+    }
+    let (left, unmatched_ends, unkeyed) = notes;
+    rep.finish(&BTreeMap::from([(String::new(), left)]))?;
+    out.flush()?;
+    if unmatched_ends > 0 {
+        eprintln!(
+            "reef: note: {unmatched_ends} end event(s) with no open activity of the same key"
+        );
+    }
+    if unkeyed > 0 {
+        eprintln!("reef: note: {unkeyed} begin/end event(s) lack a key field and were skipped");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the traces once, giving each activity to `rep`. Returns the
+/// activities left open, the ends with nothing open, the events with no key.
+fn one_pass(
+    a: &ActivitiesArgs,
+    read: &ReadOpts,
+    rep: &mut Reporter,
+) -> anyhow::Result<(u64, u64, u64)> {
     let located = |what: &str, text: &str, err: ExprError| reef_filter::LocatedError {
         what: what.into(),
         text: text.into(),
@@ -223,14 +268,7 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
             Field::in_scopes("tid", Scopes::PacketContext),
         ])),
     };
-    let read = ReadOpts {
-        paths: a.paths.clone(),
-        begin: a.from,
-        end: a.to,
-        workers: a.workers,
-        filter: a.filter.clone(),
-    };
-    let mut src = Source::open(&read)?;
+    let mut src = Source::open(read)?;
     let streams: Vec<String> = src
         .cursors()
         .iter()
@@ -243,9 +281,9 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         })
         .collect();
-    // Open intervals per key: begin times, most recent last.
-    let mut open: HashMap<Vec<KeyPart>, Vec<i64>> = HashMap::new();
-    let mut intervals: Vec<Interval> = Vec::new();
+    // Per key seen: its group text and the begin times of its open
+    // activities, most recent last.
+    let mut open: HashMap<Vec<KeyPart>, (String, Vec<i64>)> = HashMap::new();
     let mut unmatched_ends = 0u64;
     let mut unkeyed = 0u64;
     while let Some(m) = src.next()? {
@@ -264,40 +302,31 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
             continue;
         };
         if is_end {
-            match open.get_mut(&key).and_then(|v| v.pop()) {
-                Some(b) => intervals.push(Interval {
+            match open
+                .get_mut(&key)
+                .and_then(|(g, v)| Some((g.clone(), v.pop()?)))
+            {
+                Some((group, b)) => rep.push(Interval {
                     name: String::new(),
                     begin_ns: b,
                     end_ns: ns,
                     duration_ns: ns - b,
-                    group: key_of.show(&key, &streams),
+                    group,
                     captures: Vec::new(),
-                }),
+                })?,
                 None => unmatched_ends += 1,
             }
         }
         if is_begin {
-            open.entry(key).or_default().push(ns);
+            match open.get_mut(&key) {
+                Some((_, v)) => v.push(ns),
+                None => {
+                    let group = key_of.show(&key, &streams);
+                    open.insert(key, (group, vec![ns]));
+                }
+            }
         }
     }
-    let left: u64 = open.values().map(|v| v.len() as u64).sum();
-    let unfinished = BTreeMap::from([(String::new(), left)]);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    // By default, each activity and the statistics.
-    let mut opts = a.report.clone();
-    if !(opts.log || opts.stats || opts.freq || opts.top.is_some()) {
-        opts.log = true;
-        opts.stats = true;
-    }
-    report(&mut out, &opts, &intervals, &unfinished)?;
-    if unmatched_ends > 0 {
-        eprintln!(
-            "reef: note: {unmatched_ends} end event(s) with no open activity of the same key"
-        );
-    }
-    if unkeyed > 0 {
-        eprintln!("reef: note: {unkeyed} begin/end event(s) lack a key field and were skipped");
-    }
-    Ok(ExitCode::SUCCESS)
+    let left: u64 = open.values().map(|(_, v)| v.len() as u64).sum();
+    Ok((left, unmatched_ends, unkeyed))
 }

@@ -15,6 +15,7 @@
 //! still open at the end of the trace (both counted as unfinished).
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::process::ExitCode;
 
 use reef_ctf::{Item, StreamCursor};
@@ -23,7 +24,7 @@ use reef_filter::{
     parse_captures, parse_period, EventRefs, ExprError, LocatedError, Lookup, Owned, Program, Val,
 };
 
-use crate::intervals::{report, Interval, ReportOpts};
+use crate::intervals::{Interval, ReportOpts, Reporter};
 use crate::source::{ReadOpts, Source};
 
 #[derive(clap::Args)]
@@ -293,14 +294,14 @@ pub fn check_captures(s: &str) -> Result<String, String> {
         .map_err(|e| e.render(s))
 }
 
-struct Run<'a> {
+struct Run<'a, 'w> {
     b: &'a Builder,
     group_by: &'a [String],
-    intervals: Vec<Interval>,
+    rep: &'a mut Reporter<'w>,
     unfinished: BTreeMap<String, u64>,
 }
 
-impl Run<'_> {
+impl Run<'_, '_> {
     fn count_unfinished(&mut self, o: &Open) {
         *self
             .unfinished
@@ -312,13 +313,19 @@ impl Run<'_> {
     }
 
     /// Ends the periods of `opens` (children first) that `cur` ends.
-    fn end(&mut self, opens: &mut Vec<Open>, parent: &[Owned], cur: &StreamCursor, ns: i64) {
+    fn end(
+        &mut self,
+        opens: &mut Vec<Open>,
+        parent: &[Owned],
+        cur: &StreamCursor,
+        ns: i64,
+    ) -> anyhow::Result<()> {
         let mut i = 0;
         while i < opens.len() {
             {
                 let o = &mut opens[i];
                 let mut kids = std::mem::take(&mut o.children);
-                self.end(&mut kids, &o.saved, cur, ns);
+                self.end(&mut kids, &o.saved, cur, ns)?;
                 opens[i].children = kids;
             }
             let o = &opens[i];
@@ -353,18 +360,19 @@ impl Run<'_> {
                 for c in &o.children {
                     self.count_unfinished(c);
                 }
-                self.intervals.push(Interval {
+                self.rep.push(Interval {
                     name: def.name.clone(),
                     begin_ns: o.begin_ns,
                     end_ns: ns,
                     duration_ns: ns - o.begin_ns,
                     group,
                     captures,
-                });
+                })?;
             } else {
                 i += 1;
             }
         }
+        Ok(())
     }
 
     /// Begins the periods of definitions `defs` that `cur` begins, then
@@ -414,33 +422,42 @@ impl Run<'_> {
 }
 
 pub fn run(a: &PeriodsArgs) -> anyhow::Result<ExitCode> {
-    let b = build(a)?;
-    let roots: Vec<usize> = (0..b.defs.len())
-        .filter(|&d| !b.defs.iter().any(|p| p.children.contains(&d)))
-        .collect();
-    let mut src = Source::open(&a.read)?;
-    let mut run = Run {
-        b: &b,
-        group_by: &a.group_by,
-        intervals: Vec::new(),
-        unfinished: BTreeMap::new(),
-    };
-    let mut opens: Vec<Open> = Vec::new();
-    while let Some(m) = src.next()? {
-        if m.item != Item::Event {
-            continue;
-        }
-        let Some(ns) = m.ns else { continue };
-        if !opens.is_empty() {
-            run.end(&mut opens, &[], m.cursor, ns);
-        }
-        run.begin(&mut opens, &roots, &[], m.cursor, ns);
-    }
-    for o in &opens {
-        run.count_unfinished(o);
-    }
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    report(&mut out, &a.report, &run.intervals, &run.unfinished)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut rep = Reporter::new(&a.report, &mut out, true);
+    let mut unfinished = BTreeMap::new();
+    for pass in 0..rep.passes() {
+        rep.start_pass(pass)?;
+        // Everything is rebuilt per pass: field caches belong to the
+        // traces they were filled on.
+        let b = build(a)?;
+        let roots: Vec<usize> = (0..b.defs.len())
+            .filter(|&d| !b.defs.iter().any(|p| p.children.contains(&d)))
+            .collect();
+        let mut src = Source::open(&a.read)?;
+        let mut run = Run {
+            b: &b,
+            group_by: &a.group_by,
+            rep: &mut rep,
+            unfinished: BTreeMap::new(),
+        };
+        let mut opens: Vec<Open> = Vec::new();
+        while let Some(m) = src.next()? {
+            if m.item != Item::Event {
+                continue;
+            }
+            let Some(ns) = m.ns else { continue };
+            if !opens.is_empty() {
+                run.end(&mut opens, &[], m.cursor, ns)?;
+            }
+            run.begin(&mut opens, &roots, &[], m.cursor, ns);
+        }
+        for o in &opens {
+            run.count_unfinished(o);
+        }
+        unfinished = run.unfinished;
+    }
+    rep.finish(&unfinished)?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

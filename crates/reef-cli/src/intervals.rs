@@ -3,8 +3,15 @@
 //! group, a frequency distribution of durations and the longest intervals —
 //! as text tables or JSON. Durations are nanoseconds; tables show
 //! microseconds with three decimals, as lttng-analyses does.
+//!
+//! A [`Reporter`] takes intervals as they are found and keeps running sums,
+//! not the intervals: the log is written as it goes, the top N in a bounded
+//! heap, and the frequency distribution, which needs the range of durations
+//! before it can count, takes a second pass over the trace
+//! ([`Reporter::passes`]). So memory does not grow with the trace.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::Write;
 
 use serde::Serialize;
@@ -37,7 +44,7 @@ pub struct ReportOpts {
 }
 
 /// One interval found in the trace.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Interval {
     /// The period's name (activities: empty).
     pub name: String,
@@ -63,25 +70,71 @@ pub struct Summary {
     pub total_ns: i64,
 }
 
-pub fn summarize(durations: &[i64]) -> Option<Summary> {
-    let n = durations.len();
-    if n == 0 {
-        return None;
+/// Running sums of durations: exact (128-bit) while the sum of squares
+/// fits, Welford's method beyond.
+#[derive(Debug, Clone, Default)]
+pub struct Acc {
+    n: u64,
+    min: i64,
+    max: i64,
+    sum: i128,
+    sumsq: Option<u128>,
+    mean: f64,
+    m2: f64,
+}
+
+impl Acc {
+    pub fn new() -> Acc {
+        Acc {
+            sumsq: Some(0),
+            ..Acc::default()
+        }
     }
-    let total: i64 = durations.iter().sum();
-    let avg = total as f64 / n as f64;
-    let stdev = (n >= 2).then(|| {
-        let ss: f64 = durations.iter().map(|&d| (d as f64 - avg).powi(2)).sum();
-        (ss / (n - 1) as f64).sqrt()
-    });
-    Some(Summary {
-        count: n as u64,
-        min_ns: *durations.iter().min().unwrap_or(&0),
-        avg_ns: avg,
-        max_ns: *durations.iter().max().unwrap_or(&0),
-        stdev_ns: stdev,
-        total_ns: total,
-    })
+
+    pub fn add(&mut self, d: i64) {
+        if self.n == 0 || d < self.min {
+            self.min = d;
+        }
+        if self.n == 0 || d > self.max {
+            self.max = d;
+        }
+        self.n += 1;
+        self.sum += d as i128;
+        let sq = (d as i128)
+            .unsigned_abs()
+            .checked_mul((d as i128).unsigned_abs());
+        self.sumsq = self.sumsq.zip(sq).and_then(|(a, b)| a.checked_add(b));
+        let delta = d as f64 - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (d as f64 - self.mean);
+    }
+
+    pub fn summary(&self) -> Option<Summary> {
+        if self.n == 0 {
+            return None;
+        }
+        let n = self.n as i128;
+        let stdev = (self.n >= 2).then(|| {
+            // n·Σd² − (Σd)², exactly, over n(n − 1).
+            let exact = self.sumsq.and_then(|sq| {
+                let sq = i128::try_from(sq).ok()?;
+                n.checked_mul(sq)?
+                    .checked_sub(self.sum.checked_mul(self.sum)?)
+            });
+            match exact {
+                Some(num) => (num as f64 / (n * (n - 1)) as f64).sqrt(),
+                None => (self.m2 / (self.n - 1) as f64).sqrt(),
+            }
+        });
+        Some(Summary {
+            count: self.n,
+            min_ns: self.min,
+            avg_ns: self.sum as f64 / self.n as f64,
+            max_ns: self.max,
+            stdev_ns: stdev,
+            total_ns: i64::try_from(self.sum).unwrap_or(i64::MAX),
+        })
+    }
 }
 
 /// One bucket of a frequency distribution, bounds in µs.
@@ -92,34 +145,48 @@ pub struct Bucket {
     pub count: u64,
 }
 
-/// `resolution` equal buckets from the shortest to the longest duration;
-/// the longest falls in the last bucket. Empty when all durations are equal
-/// (no width to split), as lttng-analyses.
-pub fn frequency(durations: &[i64], resolution: usize) -> Vec<Bucket> {
-    let (Some(&min), Some(&max)) = (durations.iter().min(), durations.iter().max()) else {
-        return Vec::new();
-    };
-    let (min, max) = (min as f64 / 1000.0, max as f64 / 1000.0);
-    let res = resolution.max(1);
-    let step = (max - min) / res as f64;
-    if step == 0.0 {
-        return Vec::new();
+/// `resolution` equal buckets from `min` to `max` (ns) — the longest
+/// duration falls in the last bucket — or none when all durations are
+/// equal (no width to split), as lttng-analyses.
+#[derive(Debug, Clone)]
+pub struct Freq {
+    min_us: f64,
+    step: f64,
+    counts: Vec<u64>,
+}
+
+impl Freq {
+    pub fn new(min: i64, max: i64, resolution: usize) -> Freq {
+        let (min_us, max_us) = (min as f64 / 1000.0, max as f64 / 1000.0);
+        let res = resolution.max(1);
+        let step = (max_us - min_us) / res as f64;
+        Freq {
+            min_us,
+            step,
+            counts: if step > 0.0 { vec![0; res] } else { Vec::new() },
+        }
     }
-    let mut counts = vec![0u64; res];
-    for &d in durations {
-        let us = d as f64 / 1000.0;
-        let i = ((us - min) / step) as usize;
-        counts[i.min(res - 1)] += 1;
+
+    pub fn add(&mut self, d: i64) {
+        if self.counts.is_empty() {
+            return;
+        }
+        let i = ((d as f64 / 1000.0 - self.min_us) / self.step) as usize;
+        let last = self.counts.len() - 1;
+        self.counts[i.min(last)] += 1;
     }
-    counts
-        .into_iter()
-        .enumerate()
-        .map(|(i, count)| Bucket {
-            lower_us: i as f64 * step + min,
-            upper_us: (i + 1) as f64 * step + min,
-            count,
-        })
-        .collect()
+
+    pub fn buckets(&self) -> Vec<Bucket> {
+        self.counts
+            .iter()
+            .enumerate()
+            .map(|(i, &count)| Bucket {
+                lower_us: i as f64 * self.step + self.min_us,
+                upper_us: (i + 1) as f64 * self.step + self.min_us,
+                count,
+            })
+            .collect()
+    }
 }
 
 #[derive(Serialize)]
@@ -132,15 +199,32 @@ struct GroupReport<'a> {
 
 #[derive(Serialize)]
 struct Report<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    log: Option<&'a [Interval]>,
     stats: Vec<GroupReport<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     freq: Option<Vec<(&'a str, Vec<Bucket>)>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    top: Option<Vec<&'a Interval>>,
+    top: Option<Vec<Interval>>,
     /// Begins with no end by the end of the trace, per name.
     unfinished: &'a BTreeMap<String, u64>,
+}
+
+/// Orders intervals for the top N: longer first, then earlier.
+#[derive(PartialEq, Eq)]
+struct ByLength(Interval);
+
+impl Ord for ByLength {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0
+            .duration_ns
+            .cmp(&o.0.duration_ns)
+            .then(o.0.begin_ns.cmp(&self.0.begin_ns))
+    }
+}
+
+impl PartialOrd for ByLength {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 fn us(ns: i64) -> String {
@@ -151,77 +235,95 @@ fn us_f(ns: f64) -> String {
     format!("{:.3}", ns / 1000.0)
 }
 
-/// Prints the reports asked for by `o` about `intervals` (in end order).
-/// `unfinished` counts the begins left open at the end of the trace.
-pub fn report(
-    out: &mut dyn Write,
-    o: &ReportOpts,
-    intervals: &[Interval],
-    unfinished: &BTreeMap<String, u64>,
-) -> anyhow::Result<()> {
-    let show_stats = o.stats || !(o.log || o.freq || o.top.is_some());
-    // Per (name, group), then per name over all groups.
-    let mut groups: BTreeMap<(&str, &str), Vec<i64>> = BTreeMap::new();
-    for iv in intervals {
-        groups
-            .entry((&iv.name, ""))
-            .or_default()
-            .push(iv.duration_ns);
-        if !iv.group.is_empty() {
-            groups
-                .entry((&iv.name, &iv.group))
-                .or_default()
-                .push(iv.duration_ns);
+/// Takes the intervals a command finds and prints the reports `opts` asks
+/// for.
+pub struct Reporter<'w> {
+    opts: ReportOpts,
+    out: &'w mut dyn Write,
+    /// Periods have names (a column); activities do not.
+    named: bool,
+    pass: usize,
+    /// Per name, then per group; group "" is every interval of the name.
+    stats: BTreeMap<String, BTreeMap<String, Acc>>,
+    top: BinaryHeap<Reverse<ByLength>>,
+    /// Per name, in the second pass.
+    freq: BTreeMap<String, Freq>,
+    logged: u64,
+}
+
+impl<'w> Reporter<'w> {
+    pub fn new(opts: &ReportOpts, out: &'w mut dyn Write, named: bool) -> Reporter<'w> {
+        let mut opts = opts.clone();
+        if !(opts.log || opts.stats || opts.freq || opts.top.is_some()) {
+            opts.stats = true;
+        }
+        Reporter {
+            opts,
+            out,
+            named,
+            pass: 0,
+            stats: BTreeMap::new(),
+            top: BinaryHeap::new(),
+            freq: BTreeMap::new(),
+            logged: 0,
         }
     }
-    let stats: Vec<GroupReport> = groups
-        .iter()
-        .filter_map(|((name, group), d)| {
-            Some(GroupReport {
-                name,
-                group,
-                summary: summarize(d)?,
-            })
-        })
-        .collect();
-    let freq = o.freq.then(|| {
-        groups
-            .iter()
-            .filter(|((_, g), _)| g.is_empty())
-            .map(|((name, _), d)| (*name, frequency(d, o.freq_resolution)))
-            .collect::<Vec<_>>()
-    });
-    let top = o.top.map(|n| {
-        let mut v: Vec<&Interval> = intervals.iter().collect();
-        v.sort_by(|a, b| {
-            b.duration_ns
-                .cmp(&a.duration_ns)
-                .then(a.begin_ns.cmp(&b.begin_ns))
-        });
-        v.truncate(n);
-        v
-    });
-    if o.json {
-        let r = Report {
-            log: o.log.then_some(intervals),
-            stats: if show_stats { stats } else { Vec::new() },
-            freq,
-            top,
-            unfinished,
-        };
-        serde_json::to_writer_pretty(&mut *out, &r)?;
-        writeln!(out)?;
-        return Ok(());
+
+    /// How many times the trace must be read: 2 for a frequency
+    /// distribution.
+    pub fn passes(&self) -> usize {
+        if self.opts.freq {
+            2
+        } else {
+            1
+        }
     }
-    let named = intervals.iter().any(|i| !i.name.is_empty());
-    let row = |iv: &Interval| {
-        let mut r = vec![
+
+    /// Starts pass `p` (0-based): call before giving it its intervals.
+    pub fn start_pass(&mut self, p: usize) -> std::io::Result<()> {
+        self.pass = p;
+        if p == 0 {
+            if self.opts.log {
+                if self.opts.json {
+                    write!(self.out, "{{\n  \"log\": [")?;
+                } else {
+                    self.section("Log")?;
+                }
+            }
+        } else {
+            self.freq = self
+                .stats
+                .iter()
+                .filter_map(|(name, groups)| {
+                    let a = groups.get("")?;
+                    Some((
+                        name.clone(),
+                        Freq::new(a.min, a.max, self.opts.freq_resolution),
+                    ))
+                })
+                .collect();
+        }
+        Ok(())
+    }
+
+    fn section(&mut self, title: &str) -> std::io::Result<()> {
+        if self.logged > 0 || self.pass > 0 {
+            writeln!(self.out)?;
+        }
+        self.logged = 1;
+        writeln!(self.out, "{title}")
+    }
+
+    fn log_line(&self, iv: &Interval) -> String {
+        let mut s = format!(
+            "{}  {}  {:>14}",
             fmt_time(Some(iv.begin_ns)),
             fmt_time(Some(iv.end_ns)),
-            us(iv.duration_ns),
-        ];
-        if named {
-            r.push(iv.name.clone());
+            us(iv.duration_ns)
+        );
+        if self.named {
+            s.push_str("  ");
+            s.push_str(&iv.name);
         }
         let mut extra = iv.group.clone();
         for (k, v) in &iv.captures {
@@ -230,111 +332,213 @@ pub fn report(
             }
             extra.push_str(&format!("{k} = {v}"));
         }
-        r.push(extra);
-        r
-    };
-    let mut head = vec!["begin ", "end ", "duration (us)"];
-    if named {
-        head.push("period ");
-    }
-    head.push("group, captures ");
-    let mut first = true;
-    let mut section = |out: &mut dyn Write, title: &str| -> std::io::Result<()> {
-        if !first {
-            writeln!(out)?;
+        if !extra.is_empty() {
+            s.push_str("  ");
+            s.push_str(&extra);
         }
-        first = false;
-        writeln!(out, "{title}")
-    };
-    if o.log {
-        section(out, "Log")?;
-        let rows: Vec<Vec<String>> = intervals.iter().map(row).collect();
-        table(out, &head, &rows)?;
+        s
     }
-    if let Some(top) = &top {
-        section(out, "Longest")?;
-        let rows: Vec<Vec<String>> = top.iter().map(|iv| row(iv)).collect();
-        table(out, &head, &rows)?;
-    }
-    if show_stats {
-        section(out, "Statistics")?;
-        let rows: Vec<Vec<String>> = stats
-            .iter()
-            .map(|g| {
-                let s = &g.summary;
-                let mut r = vec![
-                    g.name.to_string(),
-                    if g.group.is_empty() {
-                        "(all)".to_string()
-                    } else {
-                        g.group.to_string()
-                    },
-                    s.count.to_string(),
-                    us(s.min_ns),
-                    us_f(s.avg_ns),
-                    us(s.max_ns),
-                    s.stdev_ns.map_or("-".into(), us_f),
-                    us(s.total_ns),
-                ];
-                if !named {
-                    r.remove(0);
+
+    /// One interval found (in the order they end).
+    pub fn push(&mut self, iv: Interval) -> anyhow::Result<()> {
+        if self.pass > 0 {
+            if let Some(f) = self.freq.get_mut(&iv.name) {
+                f.add(iv.duration_ns);
+            }
+            return Ok(());
+        }
+        let d = iv.duration_ns;
+        // Keys are allocated only for a new name or group.
+        if !self.stats.contains_key(&iv.name) {
+            self.stats.insert(iv.name.clone(), BTreeMap::new());
+        }
+        let groups = self.stats.get_mut(&iv.name).expect("inserted above");
+        let own = (!iv.group.is_empty()).then_some(iv.group.as_str());
+        for g in std::iter::once("").chain(own) {
+            match groups.get_mut(g) {
+                Some(a) => a.add(d),
+                None => {
+                    let mut a = Acc::new();
+                    a.add(d);
+                    groups.insert(g.to_string(), a);
                 }
-                r
-            })
-            .collect();
-        let head = [
-            "period ",
-            "group ",
-            "count",
-            "min (us)",
-            "avg (us)",
-            "max (us)",
-            "stdev (us)",
-            "total (us)",
-        ];
-        table(out, &head[usize::from(!named)..], &rows)?;
-        for (name, n) in unfinished {
-            if *n > 0 {
-                let what = if name.is_empty() { "interval" } else { name };
-                writeln!(
-                    out,
-                    "{n} {what}(s) begun but not ended by the end of the trace"
+            }
+        }
+        if self.opts.log {
+            if self.opts.json {
+                let sep = if self.logged == 0 {
+                    "\n    "
+                } else {
+                    ",\n    "
+                };
+                self.out.write_all(sep.as_bytes())?;
+                serde_json::to_writer(&mut *self.out, &iv)?;
+            } else {
+                let line = self.log_line(&iv);
+                writeln!(self.out, "{line}")?;
+            }
+            self.logged += 1;
+        }
+        if let Some(n) = self.opts.top {
+            if n > 0 {
+                let item = Reverse(ByLength(iv));
+                if self.top.len() < n {
+                    self.top.push(item);
+                } else if self.top.peek().is_some_and(|min| item < *min) {
+                    self.top.pop();
+                    self.top.push(item);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints what is left to print; `unfinished` counts the begins left
+    /// open at the end of the trace, per name.
+    pub fn finish(mut self, unfinished: &BTreeMap<String, u64>) -> anyhow::Result<()> {
+        let o = self.opts.clone();
+        let stats_acc = std::mem::take(&mut self.stats);
+        let freq_acc = std::mem::take(&mut self.freq);
+        let stats: Vec<GroupReport> = if o.stats {
+            stats_acc
+                .iter()
+                .flat_map(|(name, groups)| {
+                    groups.iter().filter_map(move |(group, a)| {
+                        Some(GroupReport {
+                            name,
+                            group,
+                            summary: a.summary()?,
+                        })
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let freq: Option<Vec<(&str, Vec<Bucket>)>> = o.freq.then(|| {
+            freq_acc
+                .iter()
+                .map(|(n, f)| (n.as_str(), f.buckets()))
+                .collect()
+        });
+        let top: Option<Vec<Interval>> = o.top.map(|_| {
+            let mut v: Vec<ByLength> = std::mem::take(&mut self.top)
+                .into_iter()
+                .map(|Reverse(b)| b)
+                .collect();
+            v.sort_by(|a, b| b.cmp(a));
+            v.into_iter().map(|b| b.0).collect()
+        });
+        if o.json {
+            let r = serde_json::to_string_pretty(&Report {
+                stats,
+                freq,
+                top,
+                unfinished,
+            })?;
+            if o.log {
+                // The log was streamed: close it and append the rest.
+                write!(self.out, "\n  ],")?;
+                self.out.write_all(r.trim_start_matches('{').as_bytes())?;
+            } else {
+                self.out.write_all(r.as_bytes())?;
+            }
+            writeln!(self.out)?;
+            return Ok(());
+        }
+        let named = self.named;
+        if let Some(top) = &top {
+            self.section("Longest")?;
+            for iv in top {
+                let line = self.log_line(iv);
+                writeln!(self.out, "{line}")?;
+            }
+        }
+        if o.stats {
+            self.section("Statistics")?;
+            let rows: Vec<Vec<String>> = stats
+                .iter()
+                .map(|g| {
+                    let s = &g.summary;
+                    let mut r = vec![
+                        g.name.to_string(),
+                        if g.group.is_empty() {
+                            "(all)".to_string()
+                        } else {
+                            g.group.to_string()
+                        },
+                        s.count.to_string(),
+                        us(s.min_ns),
+                        us_f(s.avg_ns),
+                        us(s.max_ns),
+                        s.stdev_ns.map_or("-".into(), us_f),
+                        us(s.total_ns),
+                    ];
+                    if !named {
+                        r.remove(0);
+                    }
+                    r
+                })
+                .collect();
+            let head = [
+                "period ",
+                "group ",
+                "count",
+                "min (us)",
+                "avg (us)",
+                "max (us)",
+                "stdev (us)",
+                "total (us)",
+            ];
+            table(&mut *self.out, &head[usize::from(!named)..], &rows)?;
+            for (name, n) in unfinished {
+                if *n > 0 {
+                    let what = if name.is_empty() { "interval" } else { name };
+                    writeln!(
+                        self.out,
+                        "{n} {what}(s) begun but not ended by the end of the trace"
+                    )?;
+                }
+            }
+        }
+        if let Some(freq) = &freq {
+            for (name, buckets) in freq {
+                let title = if name.is_empty() {
+                    "Frequency distribution".to_string()
+                } else {
+                    format!("Frequency distribution of {name}")
+                };
+                self.section(&title)?;
+                let rows: Vec<Vec<String>> = buckets
+                    .iter()
+                    .map(|b| {
+                        vec![
+                            format!("{:.3}", b.lower_us),
+                            format!("{:.3}", b.upper_us),
+                            b.count.to_string(),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &mut *self.out,
+                    &["lower (us)", "upper (us)", "count"],
+                    &rows,
                 )?;
             }
         }
+        Ok(())
     }
-    if let Some(freq) = &freq {
-        for (name, buckets) in freq {
-            section(
-                out,
-                &format!(
-                    "Frequency distribution{}",
-                    if name.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" of {name}")
-                    }
-                ),
-            )?;
-            let rows: Vec<Vec<String>> = buckets
-                .iter()
-                .map(|b| {
-                    vec![
-                        format!("{:.3}", b.lower_us),
-                        format!("{:.3}", b.upper_us),
-                        b.count.to_string(),
-                    ]
-                })
-                .collect();
-            table(out, &["lower (us)", "upper (us)", "count"], &rows)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn summarize(d: &[i64]) -> Option<Summary> {
+        let mut a = Acc::new();
+        d.iter().for_each(|&x| a.add(x));
+        a.summary()
+    }
 
     #[test]
     fn summary_by_hand() {
@@ -346,16 +550,23 @@ mod tests {
         assert!((s.stdev_ns.unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert_eq!(summarize(&[3]).unwrap().stdev_ns, None);
         assert!(summarize(&[]).is_none());
+        // Squares beyond 128 bits: Welford, same value.
+        let big = summarize(&[i64::MAX / 2, i64::MAX / 2 + 2]).unwrap();
+        assert!((big.stdev_ns.unwrap() - 2f64.sqrt()).abs() < 1e3);
     }
 
     #[test]
     fn frequency_by_hand() {
         // 1..=5 µs in 4 buckets of 1 µs: [1,2) [2,3) [3,4) [4,5]; 5 goes in
         // the last.
-        let f = frequency(&[1000, 2000, 3000, 4000, 5000, 1500], 4);
-        let counts: Vec<u64> = f.iter().map(|b| b.count).collect();
+        let mut f = Freq::new(1000, 5000, 4);
+        for d in [1000, 2000, 3000, 4000, 5000, 1500] {
+            f.add(d);
+        }
+        let b = f.buckets();
+        let counts: Vec<u64> = b.iter().map(|b| b.count).collect();
         assert_eq!(counts, vec![2, 1, 1, 2]);
-        assert_eq!((f[0].lower_us, f[3].upper_us), (1.0, 5.0));
-        assert!(frequency(&[7, 7], 4).is_empty());
+        assert_eq!((b[0].lower_us, b[3].upper_us), (1.0, 5.0));
+        assert!(Freq::new(7, 7, 4).buckets().is_empty());
     }
 }
