@@ -515,6 +515,31 @@ def config_struct_enables_listening():
     return "%d records" % len(recs)
 
 
+def directory_sink_with_a_client():
+    """With a client connected from the start, the trace directory gets no
+    packet (the default) or every packet (REEF_LIVE_SINK=both)."""
+    res = []
+    for sink in ("network", "both"):
+        tdir = work("sink-%s" % sink)
+        p, port = start_traced([ARGS.live, "ticks", "5", "20"], {"REEF_OUTPUT": tdir, "REEF_LIVE_SINK": sink})
+        data = raw_client(port)
+        finish(p)
+        d = work("sink-%s-received" % sink)
+        unpack(data, d)
+        rc, text, err = bt2(d)
+        check(rc == 0 and err == "" and len(re.findall("app:STOP", text)) == 5,
+              "%s: the client did not get the 5 ticks: %s" % (sink, err[-500:]))
+        streams = [f for f in os.listdir(tdir) if f.startswith("stream_") and os.path.getsize(os.path.join(tdir, f))]
+        if sink == "network":
+            check(streams == [], "network sink: the directory got packets too: %s" % streams)
+        else:
+            rc, text, err = bt2(tdir)
+            check(rc == 0 and err == "" and len(re.findall("app:STOP", text)) == 5,
+                  "both: the directory does not hold the 5 ticks: %s" % err[-500:])
+        res.append("%s: %d stream files" % (sink, len(streams)))
+    return ", ".join(res)
+
+
 def records_prefix(data):
     out, off = [], 0
     while off + 24 <= len(data):
@@ -540,7 +565,7 @@ def main():
               lagging_client_drops_are_reported, print_shows_events_quickly,
               hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
               listen_reports_bad_input, listen_print_names_the_bad_packet,
-              config_struct_enables_listening]:
+              config_struct_enables_listening, directory_sink_with_a_client]:
         test(t)
     if FAILURES:
         print("live tests: %d failed: %s" % (len(FAILURES), ", ".join(FAILURES)))
