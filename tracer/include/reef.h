@@ -38,8 +38,9 @@
  *                      for it (default 4M)
  *   REEF_LISTEN_WAIT   milliseconds the first event waits for a first client
  *                      (default 0)
- *   REEF_LINGER_MS     at exit, how long clients are given to take what is
- *                      queued for them (default 2000)
+ *   REEF_LINGER_MS     at exit, how long a client may take nothing of what
+ *                      is queued for it before it is cut off (default 2000;
+ *                      15 times that in all)
  *
  * Modes:
  *   discard    when every packet of a thread waits for the consumer, new
