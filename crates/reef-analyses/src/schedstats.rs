@@ -9,8 +9,8 @@
 //!   appearance; with the thread's chronological priorities) and per
 //!   priority (the woken thread's priority when switched in). An empty
 //!   total has count 0 and zero durations.
-//! - A waker that is seen before its own wakee's row is listed only if it
-//!   had latencies of its own.
+//! - Threads with no latency of their own (seen only as wakers) have no
+//!   per-thread row; a thread's name is the one it had when first seen.
 
 use std::collections::BTreeMap;
 
@@ -100,8 +100,7 @@ impl Schedstats {
         }
     }
 
-    fn thread(&mut self, p: &Proc, ts: i64) -> &mut ThreadStats {
-        let _ = ts;
+    fn thread(&mut self, p: &Proc) -> &mut ThreadStats {
         self.tids.entry(p.tid).or_insert_with(|| ThreadStats {
             comm: p.comm.clone(),
             d: Durations::default(),
@@ -117,9 +116,9 @@ impl Listener for Schedstats {
         };
         let latency = sw.ts - wakeup;
         if let Some(w) = sw.waker {
-            self.thread(w, sw.ts);
+            self.thread(w);
         }
-        self.thread(sw.wakee, sw.ts).d.add(latency);
+        self.thread(sw.wakee).d.add(latency);
         self.total.add(latency);
         if let Some(p) = sw.wakee.prio {
             self.prios.entry(p).or_default().add(latency);

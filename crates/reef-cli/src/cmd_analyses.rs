@@ -201,6 +201,10 @@ fn analyse<A: Analysis>(
     // so the source is trimmed at --end alone.
     let mut opts = a.read.clone();
     let begin = opts.begin.take();
+    // One decoding thread unless asked: the model runs on the merging
+    // thread anyway, and handing events over costs more than decoding them
+    // (1M-event kernel trace, 2 cores: 0.23 s with -j 1, 0.35 s with -j 2).
+    opts.workers.get_or_insert(1);
     let mut src = Source::open(&opts)?;
     src.set_gmt(a.gmt);
     if a.test_compatibility {
