@@ -11,7 +11,15 @@ use crate::lexer::{lex, Tok, Token};
 struct Parser {
     toks: Vec<Token>,
     i: usize,
+    /// Current nesting of parentheses and unary operators.
+    depth: usize,
 }
+
+/// Most tokens an expression may have, and deepest nesting of parentheses
+/// and unary operators: compiling and evaluating recurse over the tree, so
+/// its size is bounded to keep the stack small whatever the input.
+pub const MAX_TOKENS: usize = 4096;
+pub const MAX_DEPTH: usize = 128;
 
 /// Parses a whole expression.
 pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
@@ -98,10 +106,29 @@ pub fn parse_captures(text: &str) -> Result<CapturesDef, ExprError> {
 
 impl Parser {
     fn new(text: &str) -> Result<Parser, ExprError> {
+        let toks = lex(text)?;
+        if toks.len() > MAX_TOKENS {
+            return Err(ExprError::new(
+                toks[MAX_TOKENS].start,
+                format!("expression too long (more than {MAX_TOKENS} tokens)"),
+            ));
+        }
         Ok(Parser {
-            toks: lex(text)?,
+            toks,
             i: 0,
+            depth: 0,
         })
+    }
+
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ExprError::new(
+                self.peek().start,
+                format!("expression nested too deeply (more than {MAX_DEPTH} levels)"),
+            ));
+        }
+        Ok(())
     }
 
     fn peek(&self) -> &Token {
@@ -290,6 +317,13 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
+        self.enter()?;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, ExprError> {
         let pos = self.peek().start;
         match self.peek().tok {
             Tok::Not => {
@@ -536,6 +570,18 @@ mod tests {
         assert_eq!(err("$begin.$name").0, 7);
         assert_eq!(err("a == 1 b").0, 7);
         assert_eq!(err("$foo").0, 0);
+    }
+
+    #[test]
+    fn size_limits() {
+        let deep = format!("{}1{}", "(".repeat(200), ")".repeat(200));
+        let e = parse_expr(&deep).unwrap_err();
+        assert!(e.message.contains("nested too deeply"), "{e:?}");
+        assert!(parse_expr(&"!".repeat(1000)).is_err());
+        let long = vec!["a == 1"; 2000].join(" || ");
+        assert!(parse_expr(&long).unwrap_err().message.contains("too long"));
+        let ok = vec!["a == 1"; 100].join(" || ");
+        assert!(parse_expr(&ok).is_ok());
     }
 
     #[test]
