@@ -257,39 +257,80 @@ pub fn temp_stream_file(
     Ok(StreamFile { path: name, map })
 }
 
+/// Streams whose temporary files are open at once while a capture is
+/// unpacked; beyond that the least recently used one is finished (mapped,
+/// closed) and a later packet of it starts a new file.
+const MAX_OPEN: usize = 256;
+
 /// Each stream of a capture file, its packets copied in order into a
-/// temporary stream file named `CAPTURE#stream_<id>`, in stream id order.
+/// temporary stream file named `CAPTURE#stream_<id>` (`...#stream_<id>.<k>`
+/// for the k-th further file of a stream, when more than 256 streams
+/// interleave), sorted by name. Files of one stream are read in order of
+/// their first packet's time, as for LTTng's rotated files.
 pub fn stream_files(path: &Path) -> Result<Vec<StreamFile>, Error> {
+    struct Open {
+        w: BufWriter<File>,
+        chunk: u32,
+        last_use: u64,
+    }
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut r = Reader::new(BufReader::with_capacity(1 << 16, f), path.to_path_buf());
     let mut buf = Vec::new();
-    let mut writers: BTreeMap<u64, BufWriter<File>> = BTreeMap::new();
+    let mut open: BTreeMap<u64, Open> = BTreeMap::new();
+    let mut chunks: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut out = Vec::new();
     let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
+    let finish = |id: u64, o: Open| -> Result<StreamFile, Error> {
+        let f = o.w.into_inner().map_err(|e| tmp_err(e.into_error()))?;
+        // SAFETY: as in `temp_stream_file`; the map outlives the closed file.
+        let map = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
+        let mut name = path.as_os_str().to_os_string();
+        name.push(format!("#stream_{id}"));
+        if o.chunk > 0 {
+            name.push(format!(".{}", o.chunk));
+        }
+        Ok(StreamFile {
+            path: PathBuf::from(name),
+            map,
+        })
+    };
+    let mut tick = 0u64;
     while let Some(rec) = r.next(&mut buf)? {
         if rec.kind != Kind::Packet || buf.is_empty() {
             continue;
         }
-        let w = match writers.entry(rec.stream) {
-            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::btree_map::Entry::Vacant(v) => v.insert(BufWriter::with_capacity(
-                1 << 16,
-                temp_file().map_err(tmp_err)?,
-            )),
-        };
-        w.write_all(&buf).map_err(tmp_err)?;
+        tick += 1;
+        if !open.contains_key(&rec.stream) {
+            if open.len() >= MAX_OPEN {
+                let lru = open
+                    .iter()
+                    .min_by_key(|(_, o)| o.last_use)
+                    .map(|(id, _)| *id)
+                    .unwrap_or_default();
+                if let Some(o) = open.remove(&lru) {
+                    out.push(finish(lru, o)?);
+                }
+            }
+            let chunk = chunks.entry(rec.stream).or_default();
+            open.insert(
+                rec.stream,
+                Open {
+                    w: BufWriter::with_capacity(1 << 16, temp_file().map_err(tmp_err)?),
+                    chunk: *chunk,
+                    last_use: tick,
+                },
+            );
+            *chunk += 1;
+        }
+        if let Some(o) = open.get_mut(&rec.stream) {
+            o.last_use = tick;
+            o.w.write_all(&buf).map_err(tmp_err)?;
+        }
     }
-    let mut out = Vec::new();
-    for (id, w) in writers {
-        let f = w.into_inner().map_err(|e| tmp_err(e.into_error()))?;
-        // SAFETY: as in `temp_stream_file`.
-        let map = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
-        let mut name = path.as_os_str().to_os_string();
-        name.push(format!("#stream_{id}"));
-        out.push(StreamFile {
-            path: PathBuf::from(name),
-            map,
-        });
+    for (id, o) in std::mem::take(&mut open) {
+        out.push(finish(id, o)?);
     }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
@@ -432,6 +473,64 @@ mod tests {
             err_text(&m),
             "cap: at byte 24: Packet record of 18446744073709551615 bytes, more than the 1073741824 allowed"
         );
+    }
+
+    /// A minimal TSDL trace whose packets are just a header: magic,
+    /// stream_instance_id, and a 64-bit timestamp_begin in the context.
+    const TSDL: &str = "/* CTF 1.8 */
+typealias integer { size = 32; align = 8; signed = false; byte_order = le; } := u32;
+typealias integer { size = 64; align = 8; signed = false; byte_order = le; } := u64;
+clock { name = c; freq = 1000000000; };
+trace { major = 1; minor = 8; byte_order = le;
+  packet.header := struct { u32 magic; u64 stream_instance_id; }; };
+stream { packet.context := struct {
+    integer { size = 64; align = 8; signed = false; byte_order = le; map = clock.c.value; } timestamp_begin;
+    u64 content_size; u64 packet_size; }; };
+";
+
+    fn packet(instance: u64, ts: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&0xC1FC_1FC1u32.to_le_bytes());
+        p.extend_from_slice(&instance.to_le_bytes());
+        p.extend_from_slice(&ts.to_le_bytes());
+        p.extend_from_slice(&(36u64 * 8).to_le_bytes());
+        p.extend_from_slice(&(36u64 * 8).to_le_bytes());
+        p
+    }
+
+    #[test]
+    fn more_interleaved_streams_than_open_files() {
+        // 300 streams, each with packets before and after the others: some
+        // are split over two temporary files, read back as one stream.
+        let mut cap = header(MAGIC, 1, 0, TSDL.len() as u64);
+        cap.extend_from_slice(TSDL.as_bytes());
+        for round in 0..2u64 {
+            for s in 0..300u64 {
+                let p = packet(s, round * 1000 + s);
+                cap.extend(header(MAGIC, 2, s, p.len() as u64));
+                cap.extend(p);
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("reef-capture-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("many.capture");
+        std::fs::write(&path, &cap).unwrap();
+        assert!(is_capture(&path));
+        let files = stream_files(&path).unwrap();
+        assert!(files.len() > 300, "{} files", files.len());
+        let class = load_class(&path).unwrap();
+        let trace = Trace::from_class(class, std::slice::from_ref(&path)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(trace.sources.len(), 300);
+        for src in &trace.sources {
+            let s = src.instance_id.unwrap();
+            let bytes: Vec<u8> = src.files.iter().flat_map(|f| f.data().to_vec()).collect();
+            assert_eq!(
+                bytes,
+                [packet(s, s), packet(s, 1000 + s)].concat(),
+                "stream {s}"
+            );
+        }
     }
 
     #[test]
