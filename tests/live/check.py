@@ -344,15 +344,19 @@ def hostile_clients_neither_crash_nor_stall():
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with({}))
     time.sleep(0.2)
     socks = []
-    # Garbage from a client that never reads.
-    g = socket.create_connection(("127.0.0.1", port))
-    g.setblocking(False)
-    try:
-        g.send(os.urandom(1 << 20))
-    except BlockingIOError:
-        pass
-    socks.append(g)
-    # Many clients: more than the tracer serves; some vanish at once,
+    # Garbage from clients that never read: one sends less than the 1 MiB
+    # the tracer ignores, one more (it is dropped).
+    for size in (1 << 19, 4 << 20):
+        g = socket.create_connection(("127.0.0.1", port))
+        g.setblocking(False)
+        data = os.urandom(size)
+        try:
+            while data:
+                data = data[g.send(data):]
+        except (BlockingIOError, ConnectionError):
+            pass
+        socks.append(g)
+    # Many clients: more than the tracer serves (16); some vanish at once,
     # some reset the connection.
     for i in range(40):
         try:

@@ -61,6 +61,7 @@ struct client {
 	char *q;               /* ring of queued bytes */
 	size_t cap, rd, len;
 	uint64_t dropped;      /* packets dropped for this client */
+	uint64_t ignored;      /* bytes the client sent (clients send nothing) */
 };
 
 static struct {
@@ -163,7 +164,8 @@ static void send_some(struct client *c)
 	}
 }
 
-/* What a client sends is ignored; end of file means it will not send more
+/* What a client sends is ignored (past 1 MiB, the client is dropped: the
+ * protocol has it send nothing); end of file means it will not send more
  * (it may still read), an error that it is gone. */
 static void read_some(struct client *c)
 {
@@ -171,8 +173,14 @@ static void read_some(struct client *c)
 	int i;
 	for (i = 0; i < 16; i++) {
 		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (r > 0)
+		if (r > 0) {
+			c->ignored += (uint64_t)r;
+			if (c->ignored > (1u << 20)) {
+				close_client(c);
+				return;
+			}
 			continue;
+		}
 		if (r == 0) {
 			c->rd_closed = 1;
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
