@@ -224,14 +224,17 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut rep = Reporter::new(&opts, &mut out, false);
-    let mut notes = (0, 0, 0);
+    let mut notes = (0, 0, 0, None);
     for pass in 0..rep.passes() {
         rep.start_pass(pass)?;
         // Everything is rebuilt per pass: field caches belong to the
         // traces they were filled on.
         notes = one_pass(a, &read, &mut rep)?;
+        if notes.3.is_some() {
+            break;
+        }
     }
-    let (left, unmatched_ends, unkeyed) = notes;
+    let (left, unmatched_ends, unkeyed, failure) = notes;
     rep.finish(&BTreeMap::from([(String::new(), left)]))?;
     out.flush()?;
     if unmatched_ends > 0 {
@@ -242,16 +245,20 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
     if unkeyed > 0 {
         eprintln!("reef: note: {unkeyed} begin/end event(s) lack a key field and were skipped");
     }
-    Ok(ExitCode::SUCCESS)
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Reads the traces once, giving each activity to `rep`. Returns the
-/// activities left open, the ends with nothing open, the events with no key.
+/// activities left open, the ends with nothing open, the events with no
+/// key, and the error that stopped the reading, if any.
 fn one_pass(
     a: &ActivitiesArgs,
     read: &ReadOpts,
     rep: &mut Reporter,
-) -> anyhow::Result<(u64, u64, u64)> {
+) -> anyhow::Result<(u64, u64, u64, Option<reef_ctf::Error>)> {
     let located = |what: &str, text: &str, err: ExprError| reef_filter::LocatedError {
         what: what.into(),
         text: text.into(),
@@ -286,7 +293,17 @@ fn one_pass(
     let mut open: HashMap<Vec<KeyPart>, (String, Vec<i64>)> = HashMap::new();
     let mut unmatched_ends = 0u64;
     let mut unkeyed = 0u64;
-    while let Some(m) = src.next()? {
+    // A decoding error ends the reading; what was read is still reported.
+    let mut failure = None;
+    loop {
+        let m = match src.next() {
+            Ok(Some(m)) => m,
+            Ok(None) => break,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
         if m.item != Item::Event {
             continue;
         }
@@ -328,5 +345,5 @@ fn one_pass(
         }
     }
     let left: u64 = open.values().map(|(_, v)| v.len() as u64).sum();
-    Ok((left, unmatched_ends, unkeyed))
+    Ok((left, unmatched_ends, unkeyed, failure))
 }

@@ -426,6 +426,7 @@ pub fn run(a: &PeriodsArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut rep = Reporter::new(&a.report, &mut out, true);
     let mut unfinished = BTreeMap::new();
+    let mut stopped = None;
     for pass in 0..rep.passes() {
         rep.start_pass(pass)?;
         // Everything is rebuilt per pass: field caches belong to the
@@ -442,7 +443,17 @@ pub fn run(a: &PeriodsArgs) -> anyhow::Result<ExitCode> {
             unfinished: BTreeMap::new(),
         };
         let mut opens: Vec<Open> = Vec::new();
-        while let Some(m) = src.next()? {
+        // A decoding error ends the reading; what was read is still reported.
+        let mut failure = None;
+        loop {
+            let m = match src.next() {
+                Ok(Some(m)) => m,
+                Ok(None) => break,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
             if m.item != Item::Event {
                 continue;
             }
@@ -456,8 +467,15 @@ pub fn run(a: &PeriodsArgs) -> anyhow::Result<ExitCode> {
             run.count_unfinished(o);
         }
         unfinished = run.unfinished;
+        if let Some(e) = failure {
+            stopped = Some(e);
+            break;
+        }
     }
     rep.finish(&unfinished)?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    match stopped {
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }

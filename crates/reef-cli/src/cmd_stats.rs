@@ -138,8 +138,9 @@ pub fn rate(count: u64, duration_ns: Option<i64>) -> Option<f64> {
         .map(|d| count as f64 * 1e9 / d as f64)
 }
 
-/// Reads everything under `a.read` into a [`Stats`].
-pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
+/// Reads everything under `a.read` into a [`Stats`], with the error that
+/// stopped the reading, if any.
+pub fn collect(a: &StatsArgs) -> anyhow::Result<(Stats, Option<reef_ctf::Error>)> {
     let mut src = Source::open(&a.read)?;
     let nstreams = src.cursors().len();
     let mut st = Stats::default();
@@ -149,7 +150,17 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
     // (trace, tid) -> index in `threads`.
     let mut thread_idx: HashMap<(usize, i64), usize> = HashMap::new();
     let mut threads: Vec<(usize, i64, Thread)> = Vec::new();
-    while let Some(m) = src.next()? {
+    // A decoding error ends the reading; what was read is still reported.
+    let mut failure = None;
+    loop {
+        let m = match src.next() {
+            Ok(Some(m)) => m,
+            Ok(None) => break,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
         let row = &mut streams[m.stream];
         let a = &mut acc[m.stream];
         if row.path.is_empty() {
@@ -297,7 +308,7 @@ pub fn collect(a: &StatsArgs) -> anyhow::Result<Stats> {
         .collect();
     prows.sort_by(|a, b| b.events.cmp(&a.events).then(a.pid.cmp(&b.pid)));
     st.processes = prows;
-    Ok(st)
+    Ok((st, failure))
 }
 
 /// A time in ns from the origin (the Epoch for LTTng and libreef) as a
@@ -380,13 +391,13 @@ fn limit<T>(v: &[T], top: usize) -> &[T] {
 }
 
 pub fn run(a: &StatsArgs) -> anyhow::Result<ExitCode> {
-    let st = collect(a)?;
+    let (st, failure) = collect(a)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &st)?;
         writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return done(failure);
     }
     writeln!(out, "events             {}", st.events)?;
     writeln!(out, "first              {}", fmt_time(st.first_ns))?;
@@ -472,7 +483,15 @@ pub fn run(a: &StatsArgs) -> anyhow::Result<ExitCode> {
             .collect();
         table(&mut out, &["pid", "events", "name "], &rows)?;
     }
-    Ok(ExitCode::SUCCESS)
+    done(failure)
+}
+
+/// Success, or the error that stopped the reading (after the report).
+fn done(failure: Option<reef_ctf::Error>) -> anyhow::Result<ExitCode> {
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 #[cfg(test)]

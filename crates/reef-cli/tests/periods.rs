@@ -167,3 +167,24 @@ fn lttng_analyses_references() {
         }
     }
 }
+
+/// A decoding error ends the reading: the periods found until then are
+/// reported, then the error, exit status 1.
+#[test]
+fn corrupted_trace_reports_what_was_read() {
+    let dir = corrupted_copy("periods");
+    let out = reef()
+        .args(["periods", "--period"])
+        .arg("irq : $name == \"irq_handler_entry\" : $name == \"irq_handler_exit\" && irq == $begin.$evt.irq")
+        .args(["--log", "--stats", "--freq", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("channel0_1"));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = got["log"].as_array().unwrap().len();
+    assert!(n > 0 && n < 1357, "{n} periods");
+    assert_eq!(got["stats"][0]["count"], n);
+}

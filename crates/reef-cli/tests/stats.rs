@@ -96,3 +96,18 @@ fn libreef_threads() {
         assert_eq!(t["events"], want["threads"][t["tid"].to_string()]);
     }
 }
+
+/// A stream corrupted in the middle of a packet: the statistics of what was
+/// read are printed, then the error (naming the file), exit status 1.
+#[test]
+fn corrupted_trace_reports_what_was_read() {
+    let dir = corrupted_copy("stats");
+    let out = reef().args(["stats", "--json"]).arg(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("channel0_1"), "{err}");
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = got["events"].as_u64().unwrap();
+    assert!(n > 1000 && n < 31556, "{n} events");
+}

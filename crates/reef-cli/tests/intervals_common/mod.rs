@@ -225,3 +225,25 @@ pub fn bad_expression(args: &[&str], expr: &str, col: usize) {
         "{err}"
     );
 }
+
+/// A copy of kernel trace bug446190 whose `channel0_1` holds an undeclared
+/// event id in the middle of its first packet (after some 6000 events).
+pub fn corrupted_copy(tag: &str) -> PathBuf {
+    let src = kernel_dir().join("bug446190");
+    let dir = std::env::temp_dir().join(format!("reef-cut-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        "metadata",
+        "channel0_0",
+        "channel0_1",
+        "channel0_2",
+        "channel0_3",
+    ] {
+        let mut data = std::fs::read(src.join(f)).unwrap();
+        if f == "channel0_1" {
+            data[100_000..100_064].fill(0xFF);
+        }
+        std::fs::write(dir.join(f), data).unwrap();
+    }
+    dir
+}
