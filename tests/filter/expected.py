@@ -77,6 +77,8 @@ CASES = [
      and e["name"] == "sched_wakeup"),
     ("hex-and-neg", "call_site >= 0xC0000000 || prio == -100",
      lambda e: cmp(v(e, "call_site"), ">=", 0xC0000000) or cmp(v(e, "prio"), "==", -100)),
+    ("timestamp", "$evt.$timestamp % 1000 < 100 && $timestamp / 1000000000 % 2 == 1",
+     lambda e: e["ts"] is not None and e["ts"] % 1000 < 100 and e["ts"] // 1000000000 % 2 == 1),
     # tests/periods/pattern.c's events (libreef: tid in the packet context)
     ("pattern-depth", 'thread == 1 && depth >= 1 && $name == "p:*"',
      lambda e: cmp(v(e, "thread"), "==", 1) and cmp(v(e, "depth"), ">=", 1)
