@@ -256,11 +256,28 @@ pub fn cell_text(c: &Value) -> String {
     }
 }
 
+/// A column's header in text: its title, shortened, with the unit shown.
 fn header(col: &Column) -> String {
+    let mut t = col.title.to_string();
+    for (long, short) in [
+        ("Minimum ", "Min "),
+        ("Maximum ", "Max "),
+        ("Average ", "Avg "),
+        ("standard deviation", "stdev"),
+        ("Interrupt ", ""),
+        ("System call latency ", ""),
+        ("Scheduling latency ", ""),
+        ("Call duration ", ""),
+    ] {
+        t = t.replace(long, short);
+    }
+    if let Some(c) = t.get(..1) {
+        t = c.to_uppercase() + &t[1..];
+    }
     match col.class {
-        "duration" => format!("{} (µs)", col.title),
-        "ratio" => format!("{} (%)", col.title),
-        _ => col.title.to_string(),
+        "duration" => format!("{t} (µs)"),
+        "ratio" => format!("{t} (%)"),
+        _ => t,
     }
 }
 
