@@ -390,6 +390,25 @@ fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<
     out.reserve(run.ops.len());
     let bytes = base & 7 == 0;
     for op in &run.ops {
+        if bytes {
+            // Plain unsigned little-endian integers: one load, one push.
+            let b = ((base + op.off as u64) >> 3) as usize;
+            let v = match op.plain_bytes {
+                8 => Some(u64::from_le_bytes(
+                    cur.data[b..b + 8].try_into().unwrap_or([0; 8]),
+                )),
+                4 => {
+                    Some(u32::from_le_bytes(cur.data[b..b + 4].try_into().unwrap_or([0; 4])) as u64)
+                }
+                2 => Some(u16::from_le_bytes([cur.data[b], cur.data[b + 1]]) as u64),
+                1 => Some(cur.data[b] as u64),
+                _ => None,
+            };
+            if let Some(v) = v {
+                out.push(Value::U(v));
+                continue;
+            }
+        }
         let at = base + op.off as u64;
         let b = (at >> 3) as usize;
         // Byte-aligned little-endian fields (the common case) with one

@@ -135,6 +135,11 @@ pub struct FixedOp {
     pub slot: u32,
     pub clock: bool,
     pub meaning: Meaning,
+    /// A plain unsigned little-endian integer of 8/16/32/64 bits at a byte
+    /// offset, with no slot, clock or meaning: its size in bytes (1, 2, 4,
+    /// 8), else 0. The decoder reads these with one load when the
+    /// structure starts on a byte.
+    pub plain_bytes: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +213,13 @@ impl Plan {
                 ..
             } => {
                 align_to(pos, align);
+                let plain = le
+                    && !signed
+                    && slot == NONE
+                    && !clock
+                    && meaning == Meaning::None
+                    && (*pos).is_multiple_of(8)
+                    && matches!(size, 8 | 16 | 32 | 64);
                 ops.push(FixedOp {
                     off: *pos as u32,
                     size,
@@ -220,6 +232,7 @@ impl Plan {
                     slot,
                     clock,
                     meaning,
+                    plain_bytes: if plain { (size / 8) as u8 } else { 0 },
                 });
                 *pos += size as u64;
                 true
@@ -234,6 +247,7 @@ impl Plan {
                     slot: NONE,
                     clock: false,
                     meaning: Meaning::None,
+                    plain_bytes: 0,
                 });
                 *pos += size as u64;
                 true
