@@ -13,19 +13,14 @@ pub fn push_u64(out: &mut Vec<u8>, v: u64) {
 
 /// Appends `v` in decimal, zero-padded to `width` digits.
 #[inline]
-pub fn push_padded(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    let mut buf = [b'0'; 24];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+pub fn push_padded(out: &mut Vec<u8>, v: u64, width: usize) {
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(v).as_bytes();
+    const ZEROS: &[u8; 24] = b"000000000000000000000000";
+    if digits.len() < width {
+        out.extend_from_slice(&ZEROS[..(width - digits.len()).min(ZEROS.len())]);
     }
-    let start = i.min(buf.len() - width.min(buf.len()));
-    out.extend_from_slice(&buf[start..]);
+    out.extend_from_slice(digits);
 }
 
 #[inline]
@@ -340,6 +335,22 @@ mod tests {
         let mut o = Vec::new();
         push_escaped(&mut o, b"a\"b\\c?\n\x01\xc3\xa9");
         assert_eq!(o, b"\"a\\\"b\\\\c\\?\\n\\x01\xc3\xa9\"");
+    }
+
+    #[test]
+    fn padding() {
+        let mut o = Vec::new();
+        push_padded(&mut o, 7, 9);
+        o.push(b' ');
+        push_padded(&mut o, 123_456_789, 9);
+        o.push(b' ');
+        push_padded(&mut o, 12_345, 2);
+        o.push(b' ');
+        push_padded(&mut o, 0, 20);
+        assert_eq!(
+            String::from_utf8(o).unwrap(),
+            "000000007 123456789 12345 00000000000000000000"
+        );
     }
 
     #[test]
