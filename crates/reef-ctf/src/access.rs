@@ -31,8 +31,9 @@
 //! value of its selected option when that is scalar. Structures and
 //! non-text arrays/sequences give `None`, as does a name no scope has.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::decode::Value;
 use crate::model::EventClass;
@@ -134,7 +135,9 @@ type Key = (usize, usize, usize);
 pub struct Field {
     name: String,
     scopes: Scopes,
-    cache: HashMap<Key, Option<Loc>>,
+    /// Keyed by small integers: a cheap hash, looked up on every event
+    /// whose class differs from the previous one's.
+    cache: FxHashMap<Key, Option<Loc>>,
     last: Option<(Key, Option<Loc>)>,
 }
 
@@ -148,7 +151,7 @@ impl Field {
         Field {
             name: name.to_string(),
             scopes,
-            cache: HashMap::new(),
+            cache: FxHashMap::default(),
             last: None,
         }
     }
