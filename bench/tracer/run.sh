@@ -143,7 +143,7 @@ if command -v babeltrace2 >/dev/null; then
 	rm -rf "$WORK/trace"; mkdir -p "$WORK/trace"
 	${CMD[reef_on_2]} 2 "$ITERS" >/dev/null
 	a=$(python3 "$HERE/discarded.py" "$WORK/trace")
-	b=$(babeltrace2 "$WORK/trace" 2>&1 >/dev/null | { grep -o "discarded [0-9]* events" || true; } | awk '{s += $2} END {print s + 0}')
+	b=$(babeltrace2 "$WORK/trace" 2>&1 >/dev/null | { grep -oE "discarded [0-9]+ events?" || true; } | awk '{s += $2} END {print s + 0}')
 	[ "$a" = "$b" ] || { echo "discarded.py says $a, babeltrace2 says $b" >&2; exit 1; }
 fi
 if [ -n "$HAVE_LTTNG" ]; then

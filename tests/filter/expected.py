@@ -93,8 +93,8 @@ CASES = [
 
 
 def discarded(stderr):
-    ev = sum(int(n) for n in re.findall(r"Tracer discarded (\d+) events", stderr))
-    pk = sum(int(n) for n in re.findall(r"Tracer discarded (\d+) packets", stderr))
+    ev = sum(int(n) for n in re.findall(r"Tracer discarded (\d+) events?", stderr))
+    pk = sum(int(n) for n in re.findall(r"Tracer discarded (\d+) packets?", stderr))
     return ev, pk
 
 
