@@ -293,6 +293,7 @@ impl Source {
                     }
                     let taken = work[i].lock().ok().and_then(|mut c| c.take());
                     if let Some(mut c) = taken {
+                        c.skip_values(true);
                         let r = scan_one(&mut c, b, e);
                         if let Ok(mut slot) = results[i].lock() {
                             *slot = r;

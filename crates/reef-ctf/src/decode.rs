@@ -171,10 +171,7 @@ pub fn decode_scope(
     st: &mut State,
     out: &mut Vec<Value>,
 ) -> Result<(), DecodeError> {
-    match plan.root {
-        Some(r) => decode(plan, r, cur, st, out),
-        None => Ok(()),
-    }
+    crate::prog::run(plan, cur, st, out)
 }
 
 /// Decodes node `n` of `plan` at the cursor.
@@ -195,7 +192,9 @@ pub fn decode(
             clock,
             meaning,
             ..
-        } => decode_int(size, align, signed, le, slot, clock, meaning, cur, st, out)?,
+        } => out.push(decode_int(
+            size, align, signed, le, slot, clock, meaning, cur, st,
+        )?),
         Node::BigInt { size, align, .. } => {
             cur.align_need(align, size as u64)?;
             out.push(Value::Big { bit_off: cur.pos });
@@ -267,7 +266,9 @@ pub fn decode(
                     ..
                 } = plan.nodes[c as usize]
                 {
-                    decode_int(size, align, signed, le, slot, clock, meaning, cur, st, out)?;
+                    out.push(decode_int(
+                        size, align, signed, le, slot, clock, meaning, cur, st,
+                    )?);
                 } else {
                     decode(plan, c, cur, st, out)?;
                 }
@@ -341,7 +342,7 @@ pub fn decode(
 /// Decodes an integer of at most 64 bits.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn decode_int(
+pub(crate) fn decode_int(
     size: u32,
     align: u32,
     signed: bool,
@@ -351,13 +352,17 @@ fn decode_int(
     meaning: Meaning,
     cur: &mut Cursor,
     st: &mut State,
-    out: &mut Vec<Value>,
-) -> Result<(), DecodeError> {
+) -> Result<Value, DecodeError> {
     cur.align_need(align, size as u64)?;
-    let raw = if le {
-        read_le(cur.data, cur.pos, size)
-    } else {
-        read_be(cur.data, cur.pos, size)
+    let b = (cur.pos >> 3) as usize;
+    // Byte-aligned little-endian loads inline; the rest through `bits`.
+    let raw = match (le && cur.pos & 7 == 0, size) {
+        (true, 8) => cur.data[b] as u64,
+        (true, 16) => u16::from_le_bytes([cur.data[b], cur.data[b + 1]]) as u64,
+        (true, 32) => u32::from_le_bytes(cur.data[b..b + 4].try_into().unwrap_or([0; 4])) as u64,
+        (true, 64) => u64::from_le_bytes(cur.data[b..b + 8].try_into().unwrap_or([0; 8])),
+        _ if le => read_le(cur.data, cur.pos, size),
+        _ => read_be(cur.data, cur.pos, size),
     };
     cur.pos += size as u64;
     let v = if signed {
@@ -378,17 +383,30 @@ fn decode_int(
     if meaning != Meaning::None {
         st.meanings[meaning as usize] = Some(raw);
     }
-    out.push(v);
-    Ok(())
+    Ok(v)
 }
 
 /// Decodes a structure of fixed layout whose `run.bits` bits are known to
 /// lie inside the packet.
 #[inline]
-fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
+pub(crate) fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
     let base = cur.pos;
     out.reserve(run.ops.len());
     let bytes = base & 7 == 0;
+    if bytes && run.plain {
+        let b0 = (base >> 3) as usize;
+        for op in &run.ops {
+            let b = b0 + (op.off >> 3) as usize;
+            out.push(Value::U(match op.plain_bytes {
+                8 => u64::from_le_bytes(cur.data[b..b + 8].try_into().unwrap_or([0; 8])),
+                4 => u32::from_le_bytes(cur.data[b..b + 4].try_into().unwrap_or([0; 4])) as u64,
+                2 => u16::from_le_bytes([cur.data[b], cur.data[b + 1]]) as u64,
+                _ => cur.data[b] as u64,
+            }));
+        }
+        cur.pos = base + run.bits;
+        return;
+    }
     for op in &run.ops {
         if bytes {
             // Plain unsigned little-endian integers: one load, one push.

@@ -33,6 +33,7 @@ pub mod index;
 pub mod metadata;
 pub mod model;
 pub mod plan;
+pub mod prog;
 pub mod stream;
 pub mod trace;
 

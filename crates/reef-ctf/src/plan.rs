@@ -121,6 +121,11 @@ pub struct FixedRun {
     /// Size of the structure, in bits, from its aligned start.
     pub bits: u64,
     pub ops: Vec<FixedOp>,
+    /// No leaf sets a slot, the clock or a meaning: a reader that wants no
+    /// values may skip the run.
+    pub pure: bool,
+    /// Every leaf is a plain integer ([`FixedOp::plain_bytes`] non-zero).
+    pub plain: bool,
 }
 
 /// One leaf of a [`FixedRun`], in pre-order (the order values are pushed).
@@ -164,6 +169,9 @@ pub struct Plan {
     /// layout, or NONE.
     pub fixed: Vec<u32>,
     pub runs: Vec<FixedRun>,
+    /// The tree compiled into a flat program ([`crate::prog`]): what
+    /// [`crate::decode::decode_scope`] runs.
+    pub prog: crate::prog::Prog,
 }
 
 impl Plan {
@@ -187,6 +195,11 @@ impl Plan {
             let mut pos = 0u64;
             if self.layout(n as u32, &mut pos, &mut run.ops) && pos <= u32::MAX as u64 {
                 run.bits = pos;
+                run.pure = run
+                    .ops
+                    .iter()
+                    .all(|o| o.slot == NONE && !o.clock && o.meaning == Meaning::None);
+                run.plain = run.ops.iter().all(|o| o.plain_bytes != 0);
                 self.fixed[n] = self.runs.len() as u32;
                 self.runs.push(run);
             }
@@ -381,6 +394,7 @@ pub fn compile(scope: Scope, roots: &ScopeRoots, refs: &[FieldRef]) -> Result<Pl
         c.plan.root = Some(root);
     }
     c.plan.find_fixed_runs();
+    c.plan.prog = crate::prog::Prog::compile(&c.plan);
     Ok(c.plan)
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::decode::{decode_scope, Cursor, State, Value};
 use crate::plan::Meaning;
+use crate::prog::exec;
 use crate::trace::{stream_of_packet, StreamFile, Trace, TraceClass};
 use crate::Error;
 
@@ -110,6 +111,9 @@ pub struct StreamCursor {
     /// finishes (or skips when seeking): a progress counter shared by the
     /// cursors of a reader.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Events are decoded without keeping their field values (see
+    /// [`StreamCursor::skip_values`]).
+    skip_values: bool,
 }
 
 impl StreamCursor {
@@ -137,7 +141,15 @@ impl StreamCursor {
             done: false,
             packets_read: 0,
             progress: None,
+            skip_values: false,
         }
+    }
+
+    /// For readers that need each event's class, time and offset but none
+    /// of its fields (`reef check`): events are still decoded and checked
+    /// in full, but [`EventData::values`] stays empty (all bounds 0).
+    pub fn skip_values(&mut self, skip: bool) {
+        self.skip_values = skip;
     }
 
     /// The file the current packet lies in.
@@ -194,7 +206,11 @@ impl StreamCursor {
             }
             if self.in_packet {
                 if self.pos < self.packet.offset * 8 + self.packet.content_bits {
-                    self.read_event()?;
+                    if self.skip_values {
+                        self.read_event::<false>()?;
+                    } else {
+                        self.read_event::<true>()?;
+                    }
                     return Ok(Some(Item::Event));
                 }
                 self.in_packet = false;
@@ -435,7 +451,10 @@ impl StreamCursor {
         self.pending.extend(notices);
     }
 
-    fn read_event(&mut self) -> Result<(), Error> {
+    /// Decodes the event at `self.pos`; with `KEEP` false its values are
+    /// not kept.
+    #[inline(never)]
+    fn read_event<const KEEP: bool>(&mut self) -> Result<(), Error> {
         // Borrowed field by field: no reference count changes per event.
         let StreamCursor {
             trace, file, st, ..
@@ -460,9 +479,9 @@ impl StreamCursor {
         ev.offset = start / 8;
         st.meanings[Meaning::EventId as usize] = None;
         st.reset_budget();
-        decode_scope(&sp.event_header, &mut cur, st, &mut ev.values).map_err(decode_err)?;
+        exec::<KEEP>(&sp.event_header, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[0] = ev.values.len();
-        decode_scope(&sp.event_common_context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
+        exec::<KEEP>(&sp.event_common_context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[1] = ev.values.len();
         let idx = match st.meaning(Meaning::EventId) {
             Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
@@ -487,10 +506,14 @@ impl StreamCursor {
             }
         };
         let ep = &sp.events[idx];
-        decode_scope(&ep.context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
+        exec::<KEEP>(&ep.context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[2] = ev.values.len();
-        decode_scope(&ep.payload, &mut cur, st, &mut ev.values).map_err(decode_err)?;
+        exec::<KEEP>(&ep.payload, &mut cur, st, &mut ev.values).map_err(decode_err)?;
         ev.bounds[3] = ev.values.len();
+        if !KEEP {
+            ev.values.clear();
+            ev.bounds = [0; 4];
+        }
         if cur.pos == start {
             return Err(Error::Stream {
                 path: file.path.clone(),

@@ -1,0 +1,251 @@
+//! Flat decode programs: a scope's [`Plan`] tree compiled once more, into a
+//! straight list of [`Op`]s that one loop runs without recursion.
+//!
+//! Structures vanish into an alignment (or a single [`Op::Fixed`] when their
+//! layout is fixed), a variant becomes a jump table over its options' code,
+//! and integers, strings and fixed runs are read in the loop itself. Arrays,
+//! sequences, big integers and floats outside fixed runs are rarer: an
+//! [`Op::Tree`] hands that node to the tree decoder ([`crate::decode::decode`]),
+//! so every layout decodes, with the same values and the same errors.
+//!
+//! This is the "decoder compiled from the metadata" in the form of a tight
+//! interpreter: a typical event is three to six ops.
+
+use crate::decode::{decode, decode_fixed, decode_int, Cursor, DecodeError, DecodeErrorKind};
+use crate::decode::{State, Value};
+use crate::plan::{Meaning, Node, Plan};
+
+/// One step of a [`Prog`].
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    /// A structure's start: align (relative to the packet) and check that
+    /// the position is still inside the content.
+    Align { align: u32 },
+    /// An integer of at most 64 bits (as [`Node::Int`]).
+    Int {
+        size: u32,
+        align: u32,
+        signed: bool,
+        le: bool,
+        slot: u32,
+        clock: bool,
+        meaning: Meaning,
+    },
+    /// A structure of fixed layout: `plan.runs[run]`; `node` decodes it
+    /// member by member when the packet is too short (to name the field).
+    Fixed { run: u32, node: u32, align: u32 },
+    /// A NUL-terminated string.
+    Str,
+    /// A variant: pushes the selected option and jumps to its code,
+    /// `prog.targets[table + option]`.
+    Variant {
+        tag_slot: u32,
+        sel_first: u32,
+        sel_count: u32,
+        table: u32,
+    },
+    /// Continues at this op.
+    Jump { to: u32 },
+    /// Any other node: decoded by the tree decoder.
+    Tree { node: u32 },
+}
+
+/// The flat program of one scope.
+#[derive(Debug, Clone, Default)]
+pub struct Prog {
+    pub ops: Vec<Op>,
+    /// Jump tables of the variants.
+    pub targets: Vec<u32>,
+}
+
+impl Prog {
+    /// Compiles the tree of `plan` (empty when it has no root).
+    pub fn compile(plan: &Plan) -> Prog {
+        let mut p = Prog::default();
+        if let Some(r) = plan.root {
+            p.emit(plan, r);
+        }
+        p
+    }
+
+    fn emit(&mut self, plan: &Plan, n: u32) {
+        match plan.nodes[n as usize] {
+            Node::Int {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+                ..
+            } => self.ops.push(Op::Int {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+            }),
+            Node::String => self.ops.push(Op::Str),
+            Node::Struct {
+                align,
+                first,
+                count,
+                ..
+            } => {
+                if plan.fixed_run(n).is_some() {
+                    self.ops.push(Op::Fixed {
+                        run: plan.fixed[n as usize],
+                        node: n,
+                        align,
+                    });
+                    return;
+                }
+                // Alignment 1 needs no op: every op leaves the position
+                // inside the content, so the check could not fail.
+                if align > 1 {
+                    self.ops.push(Op::Align { align });
+                }
+                for i in first..first + count {
+                    self.emit(plan, plan.children[i as usize]);
+                }
+            }
+            Node::Variant {
+                tag_slot,
+                sel_first,
+                sel_count,
+                first,
+                count,
+                ..
+            } => {
+                let table = self.targets.len() as u32;
+                self.targets.extend((0..count).map(|_| 0));
+                self.ops.push(Op::Variant {
+                    tag_slot,
+                    sel_first,
+                    sel_count,
+                    table,
+                });
+                let mut jumps = Vec::with_capacity(count as usize);
+                for o in 0..count {
+                    self.targets[(table + o) as usize] = self.ops.len() as u32;
+                    self.emit(plan, plan.children[(first + o) as usize]);
+                    jumps.push(self.ops.len());
+                    self.ops.push(Op::Jump { to: 0 });
+                }
+                let end = self.ops.len() as u32;
+                for j in jumps {
+                    self.ops[j] = Op::Jump { to: end };
+                }
+            }
+            Node::BigInt { .. }
+            | Node::Float { .. }
+            | Node::Array { .. }
+            | Node::Sequence { .. } => self.ops.push(Op::Tree { node: n }),
+        }
+    }
+}
+
+/// Runs `plan`'s program at the cursor: the values, slots, meanings and
+/// clock updates are those of [`decode`] on the plan's root.
+pub fn run(
+    plan: &Plan,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    exec::<true>(plan, cur, st, out)
+}
+
+/// The interpreter, inlined where it is called (each copy predicts its
+/// own scope's ops). With `KEEP` false the values are not wanted: fixed
+/// runs that set no slot, clock or meaning are only checked and skipped,
+/// and integers are not pushed (what `out` then holds is unspecified).
+#[inline(always)]
+pub(crate) fn exec<const KEEP: bool>(
+    plan: &Plan,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Result<(), DecodeError> {
+    let prog = &plan.prog;
+    let ops = &prog.ops[..];
+    let mut pc = 0usize;
+    while let Some(&op) = ops.get(pc) {
+        pc += 1;
+        match op {
+            Op::Int {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+            } => {
+                let v = decode_int(size, align, signed, le, slot, clock, meaning, cur, st)?;
+                if KEEP {
+                    out.push(v);
+                }
+            }
+            Op::Fixed { run, node, align } => {
+                cur.align_need(align, 0)?;
+                let r = &plan.runs[run as usize];
+                if cur.end - cur.pos >= r.bits {
+                    if !KEEP && r.pure {
+                        cur.pos += r.bits;
+                    } else {
+                        decode_fixed(r, cur, st, out);
+                    }
+                } else {
+                    // Too short: the member walk names the truncated field.
+                    decode(plan, node, cur, st, out)?;
+                }
+            }
+            Op::Str => {
+                cur.align_need(8, 8)?;
+                let start = (cur.pos / 8) as usize;
+                let end = ((cur.end / 8) as usize).min(cur.data.len());
+                match memchr::memchr(0, &cur.data[start..end]) {
+                    Some(len) => {
+                        if KEEP {
+                            out.push(Value::Bytes { off: start, len });
+                        }
+                        cur.pos += (len as u64 + 1) * 8;
+                    }
+                    None => {
+                        return Err(DecodeError {
+                            bit_offset: cur.pos,
+                            kind: DecodeErrorKind::UnterminatedString,
+                        })
+                    }
+                }
+            }
+            Op::Align { align } => cur.align_need(align, 0)?,
+            Op::Variant {
+                tag_slot,
+                sel_first,
+                sel_count,
+                table,
+            } => {
+                let tag = st.slots[tag_slot as usize];
+                let sels = &plan.selectors[sel_first as usize..(sel_first + sel_count) as usize];
+                let Some(sel) = sels.iter().find(|s| s.lo <= tag && tag <= s.hi) else {
+                    return Err(DecodeError {
+                        bit_offset: cur.pos,
+                        kind: DecodeErrorKind::NoVariantOption(tag),
+                    });
+                };
+                if KEEP {
+                    out.push(Value::Opt(sel.option));
+                }
+                pc = prog.targets[(table + sel.option) as usize] as usize;
+            }
+            Op::Jump { to } => pc = to as usize,
+            Op::Tree { node } => decode(plan, node, cur, st, out)?,
+        }
+    }
+    Ok(())
+}
