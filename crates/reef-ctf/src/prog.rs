@@ -95,7 +95,12 @@ impl Prog {
                 count,
                 ..
             } => {
-                if plan.fixed_run(n).is_some() {
+                // A fixed run of one integer (a timestamp in its own
+                // structure) is as fast as a plain integer op.
+                let one_int = plan.fixed_run(n).is_some_and(|r| {
+                    r.ops.len() == 1 && r.ops[0].kind != crate::plan::FixedKind::Float
+                });
+                if plan.fixed_run(n).is_some() && !one_int {
                     self.ops.push(Op::Fixed {
                         run: plan.fixed[n as usize],
                         node: n,
@@ -132,8 +137,11 @@ impl Prog {
                 for o in 0..count {
                     self.targets[(table + o) as usize] = self.ops.len() as u32;
                     self.emit(plan, plan.children[(first + o) as usize]);
-                    jumps.push(self.ops.len());
-                    self.ops.push(Op::Jump { to: 0 });
+                    // The last option's code ends where the variant does.
+                    if o + 1 < count {
+                        jumps.push(self.ops.len());
+                        self.ops.push(Op::Jump { to: 0 });
+                    }
                 }
                 let end = self.ops.len() as u32;
                 for j in jumps {
@@ -146,6 +154,21 @@ impl Prog {
             | Node::Sequence { .. } => self.ops.push(Op::Tree { node: n }),
         }
     }
+}
+
+/// The index of the first NUL byte: most strings of a trace are short,
+/// so the first 8 bytes are tested as one word before calling `memchr`.
+#[inline(always)]
+fn find_nul(hay: &[u8]) -> Option<usize> {
+    if let Some(w) = hay.first_chunk::<8>() {
+        let v = u64::from_le_bytes(*w);
+        let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
+        if z != 0 {
+            return Some((z.trailing_zeros() / 8) as usize);
+        }
+        return memchr::memchr(0, &hay[8..]).map(|i| i + 8);
+    }
+    memchr::memchr(0, hay)
 }
 
 /// Runs `plan`'s program at the cursor: the values, slots, meanings and
@@ -208,7 +231,7 @@ pub(crate) fn exec<const KEEP: bool>(
                 cur.align_need(8, 8)?;
                 let start = (cur.pos / 8) as usize;
                 let end = ((cur.end / 8) as usize).min(cur.data.len());
-                match memchr::memchr(0, &cur.data[start..end]) {
+                match find_nul(&cur.data[start..end]) {
                     Some(len) => {
                         if KEEP {
                             out.push(Value::Bytes { off: start, len });
@@ -248,4 +271,29 @@ pub(crate) fn exec<const KEEP: bool>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_nul;
+
+    #[test]
+    fn find_nul_matches_a_plain_scan() {
+        // Bytes around the word test's borrow cases (0x00, 0x01, 0x80, 0xff).
+        let alphabet = [0u8, 1, 0x7f, 0x80, 0x81, 0xff, b'a'];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40 {
+            for _ in 0..400 {
+                let hay: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        alphabet[(state % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                assert_eq!(find_nul(&hay), hay.iter().position(|&b| b == 0), "{hay:?}");
+            }
+        }
+    }
 }
