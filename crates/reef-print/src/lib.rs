@@ -5,6 +5,7 @@
 //! caller writes out; it keeps only the previous timestamp (for deltas).
 
 mod fmt;
+mod line;
 
 use reef_ctf::plan::{Node, Plan, NONE};
 use reef_ctf::{EnvValue, Item, StreamCursor, Value};
@@ -115,6 +116,8 @@ pub struct Pretty {
     /// count, offset) it was formatted for.
     pctx_key: Option<(usize, usize, u64, u64)>,
     pctx_text: Vec<u8>,
+    /// Compiled lines, per event class.
+    lines: line::Lines,
 }
 
 /// A trace's `hostname`, `domain`, `procname` (as text) and `vpid`.
@@ -173,6 +176,7 @@ impl Pretty {
             envs: Vec::new(),
             pctx_key: None,
             pctx_text: Vec::new(),
+            lines: line::Lines::default(),
         }
     }
 
@@ -240,12 +244,83 @@ impl Pretty {
         c: &StreamCursor,
         stamped: bool,
     ) {
+        // Colours change the text around every value: those lines are
+        // walked field by field; all others run their class's program.
+        if self.opts.color {
+            self.event_body_walk(out, label, c, stamped);
+        } else {
+            self.event_body_compiled(out, label, c, stamped);
+        }
+    }
+
+    /// [`Pretty::event_body`] through the event class's [`line::LineProg`]
+    /// (compiled on first use).
+    fn event_body_compiled(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        stamped: bool,
+    ) {
+        // A trace's label does not change: the line is the class's.
+        let prog = match self.lines.slot(c, stamped).take() {
+            Some(p) => p,
+            None => Box::new(self.compile_line(label, c, stamped)),
+        };
+        prog.run(out, c);
+        *self.lines.slot(c, stamped) = Some(prog);
+    }
+
+    /// Compiles the line of `c`'s current event class: the prefix (trace
+    /// fields and event name) is formatted once, the scopes become ops.
+    fn compile_line(
+        &mut self,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        stamped: bool,
+    ) -> line::LineProg {
         let trace = &c.trace;
         let meta = &trace.class.meta;
         let sp = &trace.class.streams[c.stream];
-        let ev = &c.event;
-        let ep = &sp.events[ev.event];
+        let ep = &sp.events[c.event.event];
         let ec = &meta.streams[sp.class].events[ep.class];
+        let mut b = line::Builder::default();
+        self.prefix(&mut b.lits, label, trace, ec, stamped);
+        let ctx_names = self.opts.names.context;
+        let scopes: [(&str, &Plan, bool); 4] = [
+            ("stream.packet.context", &sp.packet_context, ctx_names),
+            ("stream.event.context", &sp.event_common_context, ctx_names),
+            ("event.context", &ep.context, ctx_names),
+            ("event.fields", &ep.payload, self.opts.names.payload),
+        ];
+        for (k, (name, plan, names)) in scopes.into_iter().enumerate() {
+            let Some(root) = plan.root else { continue };
+            if !plan.visible() {
+                continue;
+            }
+            self.sep(&mut b.lits);
+            self.start_line = false;
+            if self.opts.names.scope {
+                self.name_equal(&mut b.lits, name);
+            }
+            b.scope(k as u8, names);
+            b.field(plan, root, names);
+        }
+        b.lits.push(b'\n');
+        b.finish()
+    }
+
+    /// What a line shows before its scopes: the trace fields asked for and
+    /// the event's name.
+    fn prefix(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        trace: &std::sync::Arc<reef_ctf::Trace>,
+        ec: &reef_ctf::EventClass,
+        stamped: bool,
+    ) {
+        let meta = &trace.class.meta;
         let hn = self.opts.names.header;
         self.start_line = !(stamped && hn);
         let mut dom_print = false;
@@ -363,6 +438,23 @@ impl Pretty {
         } else {
             out.extend_from_slice(b", ");
         }
+    }
+
+    /// [`Pretty::event_body`] walking the plans field by field.
+    fn event_body_walk(
+        &mut self,
+        out: &mut Vec<u8>,
+        label: &TraceLabel,
+        c: &StreamCursor,
+        stamped: bool,
+    ) {
+        let trace = &c.trace;
+        let meta = &trace.class.meta;
+        let sp = &trace.class.streams[c.stream];
+        let ev = &c.event;
+        let ep = &sp.events[ev.event];
+        let ec = &meta.streams[sp.class].events[ep.class];
+        self.prefix(out, label, trace, ec, stamped);
 
         let data = c.data();
         let ctx_names = self.opts.names.context;
