@@ -142,6 +142,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
         Box::new(Body {
             pretty: Pretty::new(body_opts.clone()),
             labels: label_of.clone(),
+            last: None,
         }) as Box<dyn reef_iter::parallel::Render>
     }));
     let warn_color = crate::output::term_color_support();
@@ -186,16 +187,20 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
 struct Body {
     pretty: Pretty,
     labels: std::sync::Arc<std::collections::HashMap<usize, TraceLabel>>,
+    last: Option<(usize, TraceLabel)>,
 }
 
 impl reef_iter::parallel::Render for Body {
     fn render(&mut self, c: &reef_ctf::StreamCursor, ns: Option<i64>, out: &mut Vec<u8>) {
-        let empty = TraceLabel::default();
-        let label = self
-            .labels
-            .get(&(std::sync::Arc::as_ptr(&c.trace) as usize))
-            .unwrap_or(&empty);
+        // The label of the last trace rendered, kept: no look-up per event.
+        let key = std::sync::Arc::as_ptr(&c.trace) as usize;
+        if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
+            let label = self.labels.get(&key).cloned().unwrap_or_default();
+            self.last = Some((key, label));
+        }
+        let label = self.last.as_ref().map(|(_, l)| l);
         let stamped = c.event.ts.is_some() && ns.is_some();
-        self.pretty.event_body(out, label, c, stamped);
+        self.pretty
+            .event_body(out, label.unwrap_or(&TraceLabel::default()), c, stamped);
     }
 }

@@ -157,9 +157,20 @@ fn strip_zeros(s: &str) -> &str {
 
 /// Appends `s` in double quotes with babeltrace2's escaping.
 pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
+    out.reserve(s.len() + 2);
     out.push(b'"');
+    // Most strings need no escape: found with one table look-up a byte
+    // and copied whole.
+    let Some(first) = s.iter().position(|&b| NEEDS_ESCAPE[b as usize]) else {
+        out.extend_from_slice(s);
+        out.push(b'"');
+        return;
+    };
     let mut run = 0;
-    for (i, &b) in s.iter().enumerate() {
+    for (i, &b) in s.iter().enumerate().skip(first) {
+        if !NEEDS_ESCAPE[b as usize] {
+            continue;
+        }
         let esc: &[u8] = match b {
             b'\\' => b"\\\\",
             b'\'' => b"\\'",
@@ -173,7 +184,7 @@ pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
             b'\r' => b"\\r",
             b'\t' => b"\\t",
             0x0b => b"\\v",
-            0..=0x1f | 0x7f => {
+            _ => {
                 out.extend_from_slice(&s[run..i]);
                 run = i + 1;
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -185,7 +196,6 @@ pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
                 ]);
                 continue;
             }
-            _ => continue,
         };
         out.extend_from_slice(&s[run..i]);
         out.extend_from_slice(esc);
@@ -194,6 +204,23 @@ pub fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(&s[run..]);
     out.push(b'"');
 }
+
+/// The bytes [`push_escaped`] escapes: quotes, backslash, `?`, control
+/// characters and DEL.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[0x7f] = true;
+    t[b'\\' as usize] = true;
+    t[b'\'' as usize] = true;
+    t[b'"' as usize] = true;
+    t[b'?' as usize] = true;
+    t
+};
 
 /// Broken-down time, from the C library so that `TZ` applies as it does
 /// for babeltrace2.
@@ -362,5 +389,50 @@ mod tests {
         o.push(b' ');
         integer(&mut o, Value::U(8), 8, false, 8);
         assert_eq!(String::from_utf8(o).unwrap(), "0xFF 0b0101 010");
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::push_escaped;
+
+    /// C-style escaping, byte by byte, as babeltrace2 writes strings.
+    fn reference(s: &[u8]) -> Vec<u8> {
+        let mut o = vec![b'"'];
+        for &b in s {
+            match b {
+                b'\\' | b'\'' | b'"' | b'?' => o.extend_from_slice(&[b'\\', b]),
+                0x07 => o.extend_from_slice(b"\\a"),
+                0x08 => o.extend_from_slice(b"\\b"),
+                0x1b => o.extend_from_slice(b"\\e"),
+                0x0c => o.extend_from_slice(b"\\f"),
+                b'\n' => o.extend_from_slice(b"\\n"),
+                b'\r' => o.extend_from_slice(b"\\r"),
+                b'\t' => o.extend_from_slice(b"\\t"),
+                0x0b => o.extend_from_slice(b"\\v"),
+                0..=0x1f | 0x7f => o.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+                _ => o.push(b),
+            }
+        }
+        o.push(b'"');
+        o
+    }
+
+    #[test]
+    fn every_byte_in_every_position() {
+        for b in 0..=255u8 {
+            for s in [
+                vec![b],
+                vec![b'a', b, b'z'],
+                vec![b'x'; 3].into_iter().chain([b, b]).collect(),
+            ] {
+                let mut out = Vec::new();
+                push_escaped(&mut out, &s);
+                assert_eq!(out, reference(&s), "{s:?}");
+            }
+        }
+        let mut out = Vec::new();
+        push_escaped(&mut out, b"plain text");
+        assert_eq!(out, b"\"plain text\"");
     }
 }
