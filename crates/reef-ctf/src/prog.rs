@@ -95,12 +95,17 @@ impl Prog {
                 count,
                 ..
             } => {
-                // A fixed run of one integer (a timestamp in its own
-                // structure) is as fast as a plain integer op.
-                let one_int = plan.fixed_run(n).is_some_and(|r| {
-                    r.ops.len() == 1 && r.ops[0].kind != crate::plan::FixedKind::Float
+                // A small fixed run that sets a slot, the clock or a
+                // meaning (an event header, a timestamp in its own
+                // structure) is faster as integer ops in the loop than as
+                // a call that tests each leaf for all three.
+                let as_ints = plan.fixed_run(n).is_some_and(|r| {
+                    (r.ops.len() == 1 || (!r.pure && r.ops.len() <= 4))
+                        && r.ops
+                            .iter()
+                            .all(|o| o.kind != crate::plan::FixedKind::Float)
                 });
-                if plan.fixed_run(n).is_some() && !one_int {
+                if plan.fixed_run(n).is_some() && !as_ints {
                     self.ops.push(Op::Fixed {
                         run: plan.fixed[n as usize],
                         node: n,

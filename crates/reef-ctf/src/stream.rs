@@ -114,7 +114,13 @@ pub struct StreamCursor {
     /// Events are decoded without keeping their field values (see
     /// [`StreamCursor::skip_values`]).
     skip_values: bool,
+    /// Bytes read but not released yet: file, start, end.
+    unreleased: Option<(Arc<StreamFile>, usize, usize)>,
 }
+
+/// Bytes of read packets a cursor gathers before releasing them: memory
+/// stays bounded by this much per stream (plus a packet).
+pub const RELEASE_CHUNK: usize = 1 << 20;
 
 impl StreamCursor {
     pub fn new(trace: Arc<Trace>, source: usize) -> StreamCursor {
@@ -142,6 +148,7 @@ impl StreamCursor {
             packets_read: 0,
             progress: None,
             skip_values: false,
+            unreleased: None,
         }
     }
 
@@ -170,11 +177,9 @@ impl StreamCursor {
     ) {
         // The previous packet's pages, touched again through this view
         // (strings, text), leave this process's memory as in `next`.
-        if let Some(f) = &self.file {
-            if self.packets_read > 0 {
-                let start = self.packet.offset as usize;
-                f.release(start, start + (self.packet.packet_bits / 8) as usize);
-            }
+        if self.file.is_some() && self.packets_read > 0 {
+            let start = self.packet.offset as usize;
+            self.release_later(start, start + (self.packet.packet_bits / 8) as usize);
         }
         if !self.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file)) {
             self.file = Some(file.clone());
@@ -183,6 +188,33 @@ impl StreamCursor {
         self.packet_context.clear();
         self.packet_context.extend_from_slice(context);
         self.packets_read = packets_read;
+    }
+
+    /// Releases bytes `start..end` of the current file once read: ranges
+    /// are gathered and released together once [`RELEASE_CHUNK`] bytes are
+    /// waiting (or the cursor moves to another file), because each release
+    /// interrupts the process's other threads (a TLB shootdown) and costs
+    /// far more than reading a small packet.
+    fn release_later(&mut self, start: usize, end: usize) {
+        let Some(f) = &self.file else { return };
+        match &mut self.unreleased {
+            Some((pf, s, e)) if Arc::ptr_eq(pf, f) => {
+                *s = (*s).min(start);
+                *e = (*e).max(end);
+            }
+            other => {
+                if let Some((pf, s, e)) = other.take() {
+                    pf.release(s, e);
+                }
+                *other = Some((f.clone(), start, end));
+            }
+        }
+        if let Some((pf, s, e)) = &self.unreleased {
+            if e - s >= RELEASE_CHUNK {
+                pf.release(*s, *e);
+                self.unreleased = None;
+            }
+        }
     }
 
     /// The bytes of the file the current event lies in (for [`Value::Bytes`]).
@@ -214,10 +246,8 @@ impl StreamCursor {
                     return Ok(Some(Item::Event));
                 }
                 self.in_packet = false;
-                if let Some(f) = &self.file {
-                    let start = self.packet.offset as usize;
-                    f.release(start, start + (self.packet.packet_bits / 8) as usize);
-                }
+                let start = self.packet.offset as usize;
+                self.release_later(start, start + (self.packet.packet_bits / 8) as usize);
                 if let Some(p) = &self.progress {
                     p.fetch_add(self.packet.packet_bits / 8, Ordering::Relaxed);
                 }

@@ -409,6 +409,44 @@ impl ClockConv {
         };
         i64::try_from(self.base + v as i128).ok()
     }
+
+    /// The cycles whose time [`ClockConv::ns`] gives (no overflow), as
+    /// `(first, last)`: one range, since the conversion never decreases.
+    /// `None` if no cycle value has a time, or if the range lies strictly
+    /// inside the `u64` values (not found here).
+    pub fn defined_range(&self) -> Option<(u64, u64)> {
+        let ok = |c: u64| self.ns(c).is_some();
+        // Smallest c in (bad, good] with ok(c), given !ok(bad), ok(good).
+        let first_ok = |mut bad: u64, mut good: u64| {
+            while good - bad > 1 {
+                let mid = bad + (good - bad) / 2;
+                if ok(mid) {
+                    good = mid
+                } else {
+                    bad = mid
+                }
+            }
+            good
+        };
+        // Largest c in [good, bad) with ok(c), given ok(good), !ok(bad).
+        let last_ok = |mut good: u64, mut bad: u64| {
+            while bad - good > 1 {
+                let mid = good + (bad - good) / 2;
+                if ok(mid) {
+                    good = mid
+                } else {
+                    bad = mid
+                }
+            }
+            good
+        };
+        match (ok(0), ok(u64::MAX)) {
+            (true, true) => Some((0, u64::MAX)),
+            (true, false) => Some((0, last_ok(0, u64::MAX))),
+            (false, true) => Some((first_ok(0, u64::MAX), u64::MAX)),
+            (false, false) => None,
+        }
+    }
 }
 
 /// babeltrace2's conversion: through a double, truncated, saturating.
