@@ -118,6 +118,7 @@ pub struct Pretty {
     pctx_text: Vec<u8>,
     /// Compiled lines, per event class.
     lines: line::Lines,
+    packet_text: line::PacketText,
 }
 
 /// A trace's `hostname`, `domain`, `procname` (as text) and `vpid`.
@@ -177,6 +178,7 @@ impl Pretty {
             pctx_key: None,
             pctx_text: Vec::new(),
             lines: line::Lines::default(),
+            packet_text: line::PacketText::default(),
         }
     }
 
@@ -267,7 +269,7 @@ impl Pretty {
             Some(p) => p,
             None => Box::new(self.compile_line(label, c, stamped)),
         };
-        prog.run(out, c);
+        prog.run(out, c, &mut self.packet_text);
         *self.lines.slot(c, stamped) = Some(prog);
     }
 
@@ -305,6 +307,9 @@ impl Pretty {
             }
             b.scope(k as u8, names);
             b.field(plan, root, names);
+            if k == 0 {
+                b.packet_end();
+            }
         }
         b.lits.push(b'\n');
         b.finish()

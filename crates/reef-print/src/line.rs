@@ -41,16 +41,32 @@ pub(crate) enum POp {
     Tree(u32),
     /// Hidden node whose value count varies.
     TreeSkip(u32),
+    /// A text array of this many bytes.
+    Text(u64),
+    /// Ends the packet context's text, which is the same for every event
+    /// of a packet: kept in a [`PacketText`] from its `Scope` op to here.
+    PacketEnd,
+}
+
+/// The packet context's text for the packet it was formatted for.
+#[derive(Default)]
+pub(crate) struct PacketText {
+    /// Trace address, source, packets read, packet offset.
+    key: Option<(usize, usize, u64, u64)>,
+    text: Vec<u8>,
 }
 
 /// One event class's compiled line.
 pub(crate) struct LineProg {
     ops: Vec<POp>,
     lits: Vec<u8>,
+    /// The op after [`POp::PacketEnd`] (where a cached packet context
+    /// text continues).
+    packet_end: usize,
 }
 
 impl LineProg {
-    pub(crate) fn run(&self, out: &mut Vec<u8>, c: &StreamCursor) {
+    pub(crate) fn run(&self, out: &mut Vec<u8>, c: &StreamCursor, packet: &mut PacketText) {
         let trace = &c.trace;
         let sp = &trace.class.streams[c.stream];
         let ev = &c.event;
@@ -76,7 +92,10 @@ impl LineProg {
             color: false,
         };
         let mut vi = 0usize;
-        for &op in &self.ops {
+        let mut pc = 0usize;
+        let mut packet_start = None;
+        while let Some(&op) = self.ops.get(pc) {
+            pc += 1;
             match op {
                 POp::Lit(a, b) => out.extend_from_slice(&self.lits[a as usize..b as usize]),
                 POp::Int { size, signed, base } => {
@@ -94,14 +113,36 @@ impl LineProg {
                     vi += 1;
                 }
                 POp::Scope { k, names } => {
+                    if k == 0 {
+                        let key = (
+                            Arc::as_ptr(trace) as usize,
+                            c.source,
+                            c.packets_read,
+                            c.packet.offset,
+                        );
+                        if packet.key == Some(key) {
+                            out.extend_from_slice(&packet.text);
+                            pc = self.packet_end;
+                            continue;
+                        }
+                        packet.key = Some(key);
+                        packet_start = Some(out.len());
+                    }
                     fp.plan = plans[k as usize];
                     fp.values = slices[k as usize];
                     fp.names = names;
                     vi = 0;
                 }
                 POp::Skip(n) => vi += n as usize,
+                POp::Text(len) => fp.text(out, len, &mut vi),
                 POp::Tree(n) => fp.field(out, n, &mut vi),
                 POp::TreeSkip(n) => fp.skip(n, &mut vi),
+                POp::PacketEnd => {
+                    if let Some(start) = packet_start {
+                        packet.text.clear();
+                        packet.text.extend_from_slice(&out[start..]);
+                    }
+                }
             }
         }
     }
@@ -115,6 +156,7 @@ pub(crate) struct Builder {
     ops: Vec<POp>,
     /// End of the literal text already covered by ops.
     done: usize,
+    packet_end: usize,
 }
 
 impl Builder {
@@ -140,6 +182,12 @@ impl Builder {
 
     pub fn scope(&mut self, k: u8, names: bool) {
         self.op(POp::Scope { k, names });
+    }
+
+    /// Ends the packet context's text (see [`POp::PacketEnd`]).
+    pub fn packet_end(&mut self) {
+        self.op(POp::PacketEnd);
+        self.packet_end = self.ops.len();
     }
 
     /// The text of node `n`, as [`FieldPrinter::field`] (without colours)
@@ -181,6 +229,9 @@ impl Builder {
                 }
                 self.lits.extend_from_slice(b" }");
             }
+            Node::Array {
+                length, text: true, ..
+            } => self.op(POp::Text(length)),
             _ => self.op(POp::Tree(n)),
         }
     }
@@ -190,6 +241,7 @@ impl Builder {
         LineProg {
             ops: self.ops,
             lits: self.lits,
+            packet_end: self.packet_end,
         }
     }
 }
