@@ -265,25 +265,34 @@ impl Muxer {
     }
 
     fn pull(&mut self, i: usize) -> Result<(), Error> {
-        let item = match &mut self.feed {
-            Some(feed) => feed.next(i, &mut self.cursors[i])?,
-            None => self.cursors[i].next()?,
+        let (item, ns) = match &mut self.feed {
+            // The workers converted the time.
+            Some(feed) => {
+                let item = feed.next(i, &mut self.cursors[i])?;
+                (item, feed.ns(i))
+            }
+            None => {
+                let item = self.cursors[i].next()?;
+                let c = &self.cursors[i];
+                let cycles = match item {
+                    Some(Item::Event) => c.event.ts,
+                    Some(Item::DiscardedEvents { begin, end, .. })
+                    | Some(Item::DiscardedPackets { begin, end, .. }) => begin.or(end),
+                    None => None,
+                };
+                let ns = cycles
+                    .zip(self.clocks[i].as_ref())
+                    .and_then(|(cy, conv)| conv.ns(cy));
+                (item, ns)
+            }
         };
         self.items[i] = item;
         let Some(item) = item else {
             self.keys[i] = None;
             return Ok(());
         };
-        let c = &self.cursors[i];
-        let cycles = match item {
-            Item::Event => c.event.ts,
-            Item::DiscardedEvents { begin, end, .. }
-            | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
-        };
-        if let (Some(cy), Some(conv)) = (cycles, &self.clocks[i]) {
-            if let Some(ns) = conv.ns(cy) {
-                self.last_ns[i] = ns;
-            }
+        if let Some(ns) = ns {
+            self.last_ns[i] = ns;
         }
         let key = Key {
             ns: self.last_ns[i],

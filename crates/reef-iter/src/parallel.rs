@@ -49,6 +49,9 @@ struct BItem {
     bounds: [u32; 4],
     /// The rendered text, in `Batch::text`, when rendering.
     text: (u32, u32),
+    /// The item's time in ns from the origin, when known (converted here,
+    /// on the worker, rather than by the merging thread).
+    ns: Option<i64>,
 }
 
 struct BPacket {
@@ -125,12 +128,15 @@ impl Batch {
             let ev = &c.event;
             let v0 = self.values.len() as u32;
             let t0 = self.text.len();
+            let cycles = match item {
+                Item::Event => ev.ts,
+                Item::DiscardedEvents { begin, end, .. }
+                | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
+            };
+            let ns = cycles.zip(clock).and_then(|(cy, conv)| conv.ns(cy));
             if item == Item::Event {
                 match render.as_deref_mut() {
-                    Some(r) => {
-                        let ns = ev.ts.zip(clock).and_then(|(cy, conv)| conv.ns(cy));
-                        r.render(c, ns, &mut self.text);
-                    }
+                    Some(r) => r.render(c, ns, &mut self.text),
                     None => self.values.extend_from_slice(&ev.values),
                 }
             }
@@ -143,6 +149,7 @@ impl Batch {
                 v0,
                 bounds: ev.bounds.map(|b| b as u32),
                 text: (t0 as u32, (self.text.len() - t0) as u32),
+                ns,
             });
         }
     }
@@ -315,6 +322,15 @@ impl Feed {
                 None => &[],
             },
             _ => &[],
+        }
+    }
+
+    /// The time (ns from the origin) of the message [`Feed::next`] last
+    /// returned for stream `s`, when its stream has a clock.
+    pub fn ns(&self, s: usize) -> Option<i64> {
+        match &self.current[s] {
+            Some((b, pos)) if *pos > 0 => b.items.get(*pos - 1).and_then(|it| it.ns),
+            _ => None,
         }
     }
 
