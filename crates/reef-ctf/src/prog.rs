@@ -65,7 +65,58 @@ impl Prog {
         if let Some(r) = plan.root {
             p.emit(plan, r);
         }
+        p.drop_redundant_aligns();
         p
+    }
+
+    /// An [`Op::Align`] directly followed by an op that aligns at least as
+    /// much (and checks at least as many bits) at the same position does
+    /// nothing that op does not: it is removed, and jumps renumbered.
+    fn drop_redundant_aligns(&mut self) {
+        let align_of = |op: &Op| match *op {
+            Op::Int { align, .. } | Op::Fixed { align, .. } | Op::Align { align } => Some(align),
+            Op::Str => Some(8),
+            _ => None,
+        };
+        let is_target = |i: usize, t: &[u32]| t.contains(&(i as u32));
+        let mut keep = vec![true; self.ops.len()];
+        for i in 0..self.ops.len().saturating_sub(1) {
+            if let Op::Align { align } = self.ops[i] {
+                // The next op must not be a jump target (reached otherwise).
+                let next_target = is_target(i + 1, &self.targets)
+                    || self
+                        .ops
+                        .iter()
+                        .any(|o| matches!(o, Op::Jump { to } if *to as usize == i + 1));
+                if !next_target && align_of(&self.ops[i + 1]).is_some_and(|a| a >= align) {
+                    keep[i] = false;
+                }
+            }
+        }
+        if keep.iter().all(|&k| k) {
+            return;
+        }
+        // New index of each old index (an op removed maps to the next kept).
+        let mut new_index = Vec::with_capacity(self.ops.len() + 1);
+        let mut n = 0u32;
+        for &k in &keep {
+            new_index.push(n);
+            n += k as u32;
+        }
+        new_index.push(n);
+        let mut i = 0;
+        self.ops.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        for op in &mut self.ops {
+            if let Op::Jump { to } = op {
+                *to = new_index[*to as usize];
+            }
+        }
+        for t in &mut self.targets {
+            *t = new_index[*t as usize];
+        }
     }
 
     fn emit(&mut self, plan: &Plan, n: u32) {
@@ -139,11 +190,13 @@ impl Prog {
                     table,
                 });
                 let mut jumps = Vec::with_capacity(count as usize);
-                for o in 0..count {
+                // Options in reverse: the last one emitted, option 0 (LTTng's
+                // compact event header, the common case), needs no jump.
+                for o in (0..count).rev() {
                     self.targets[(table + o) as usize] = self.ops.len() as u32;
                     self.emit(plan, plan.children[(first + o) as usize]);
                     // The last option's code ends where the variant does.
-                    if o + 1 < count {
+                    if o > 0 {
                         jumps.push(self.ops.len());
                         self.ops.push(Op::Jump { to: 0 });
                     }
