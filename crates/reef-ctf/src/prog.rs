@@ -79,20 +79,20 @@ impl Prog {
             _ => None,
         };
         let is_target = |i: usize, t: &[u32]| t.contains(&(i as u32));
-        let mut keep = vec![true; self.ops.len()];
-        for i in 0..self.ops.len().saturating_sub(1) {
-            if let Op::Align { align } = self.ops[i] {
-                // The next op must not be a jump target (reached otherwise).
-                let next_target = is_target(i + 1, &self.targets)
-                    || self
-                        .ops
-                        .iter()
-                        .any(|o| matches!(o, Op::Jump { to } if *to as usize == i + 1));
-                if !next_target && align_of(&self.ops[i + 1]).is_some_and(|a| a >= align) {
-                    keep[i] = false;
-                }
-            }
-        }
+        let redundant = |i: usize| {
+            let (Some(Op::Align { align }), Some(next)) = (self.ops.get(i), self.ops.get(i + 1))
+            else {
+                return false;
+            };
+            // The next op must not be a jump target (reached otherwise).
+            let next_target = is_target(i + 1, &self.targets)
+                || self
+                    .ops
+                    .iter()
+                    .any(|o| matches!(o, Op::Jump { to } if *to as usize == i + 1));
+            !next_target && align_of(next).is_some_and(|a| a >= *align)
+        };
+        let keep: Vec<bool> = (0..self.ops.len()).map(|i| !redundant(i)).collect();
         if keep.iter().all(|&k| k) {
             return;
         }
