@@ -1,0 +1,165 @@
+//! The flat decode programs (`prog`) against the tree decoder they were
+//! compiled from: for every plan of every metadata in the shared
+//! conformance material, both run over many random buffers from the same
+//! state and must agree on the outcome, the position, the values, and the
+//! slots, meanings and clock they leave.
+//!
+//! One difference is allowed: an alignment op dropped because the next op
+//! aligns as much reports a truncation as that op's field size instead of
+//! 0 bits (same place, same kind of error).
+
+use std::path::{Path, PathBuf};
+
+use reef_ctf::decode::{decode, Cursor, DecodeErrorKind, State, Value};
+use reef_ctf::plan::Plan;
+use reef_ctf::TraceClass;
+
+fn metadata_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            metadata_dirs(&p, out);
+        } else if p.file_name().is_some_and(|n| n == "metadata") {
+            if let Some(d) = p.parent() {
+                out.push(d.to_path_buf());
+            }
+        }
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn same_error(a: &DecodeErrorKind, b: &DecodeErrorKind) -> bool {
+    match (a, b) {
+        (DecodeErrorKind::Truncated { .. }, DecodeErrorKind::Truncated { .. }) => true,
+        _ => a == b,
+    }
+}
+
+/// Runs both decoders `tries` times on random input; returns how many
+/// runs decoded without error.
+fn compare(plan: &Plan, slots: usize, rng: &mut Rng, what: &str, tries: usize) -> usize {
+    let Some(root) = plan.root else { return 0 };
+    let mut ok = 0;
+    for _ in 0..tries {
+        let len = rng.below(160) as usize;
+        let zeros = rng.below(4); // how often a byte is NUL (strings end)
+        let data: Vec<u8> = (0..len)
+            .map(|_| {
+                if rng.below(4) < zeros {
+                    0
+                } else {
+                    rng.next() as u8
+                }
+            })
+            .collect();
+        let bits = len as u64 * 8;
+        let base = rng.below(bits.min(64) + 1);
+        let pos = base + rng.below(bits.saturating_sub(base).min(32) + 1);
+        let end = pos + rng.below(bits.saturating_sub(pos) + 1);
+        let mut st = State::new(slots);
+        for s in st.slots.iter_mut() {
+            *s = [0i128, 1, 2, 3, 4, 31, 65535, -1][rng.below(8) as usize];
+        }
+        st.clock = rng.next();
+        let cur = Cursor {
+            data: &data,
+            base,
+            pos,
+            end,
+        };
+        let (mut c1, mut s1, mut o1) = (cur, st.clone(), Vec::<Value>::new());
+        let (mut c2, mut s2, mut o2) = (cur, st, Vec::<Value>::new());
+        let r1 = decode(plan, root, &mut c1, &mut s1, &mut o1);
+        let r2 = reef_ctf::prog::run(plan, &mut c2, &mut s2, &mut o2);
+        let ctx = format!("{what}: data {data:?} base {base} pos {pos} end {end}");
+        match (&r1, &r2) {
+            (Ok(()), Ok(())) => {
+                ok += 1;
+                assert_eq!(o1, o2, "values differ, {ctx}");
+                assert_eq!(c1.pos, c2.pos, "end position differs, {ctx}");
+                assert_eq!(s1.slots, s2.slots, "slots differ, {ctx}");
+                assert_eq!(s1.meanings, s2.meanings, "meanings differ, {ctx}");
+                assert_eq!(s1.clock, s2.clock, "clock differs, {ctx}");
+                assert_eq!(s1.uuid, s2.uuid, "uuid differs, {ctx}");
+            }
+            (Err(e1), Err(e2)) => {
+                assert_eq!(e1.bit_offset, e2.bit_offset, "error place differs, {ctx}");
+                assert!(same_error(&e1.kind, &e2.kind), "{e1} vs {e2}, {ctx}");
+            }
+            _ => panic!("tree {r1:?} vs program {r2:?}, {ctx}"),
+        }
+    }
+    ok
+}
+
+#[test]
+fn programs_decode_as_the_tree_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    let mut dirs = Vec::new();
+    metadata_dirs(&root, &mut dirs);
+    dirs.sort();
+    assert!(
+        dirs.len() > 50,
+        "conformance material not found under {}",
+        root.display()
+    );
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut plans, mut decoded) = (0usize, 0usize);
+    for dir in &dirs {
+        // Metadata that does not load is the parser's tests' business.
+        let Ok(class) = TraceClass::load(dir) else {
+            continue;
+        };
+        let name = dir.display().to_string();
+        let tries = 150;
+        plans += 1;
+        decoded += compare(
+            &class.packet_header,
+            class.packet_header_slots,
+            &mut rng,
+            &name,
+            tries,
+        );
+        for sp in &class.streams {
+            let n = sp.refs.len();
+            for (what, p) in [
+                ("packet header", &sp.packet_header),
+                ("packet context", &sp.packet_context),
+                ("event header", &sp.event_header),
+                ("common context", &sp.event_common_context),
+            ] {
+                plans += 1;
+                decoded += compare(p, n, &mut rng, &format!("{name} {what}"), tries);
+            }
+            for ep in &sp.events {
+                plans += 2;
+                decoded += compare(&ep.context, n, &mut rng, &name, tries);
+                decoded += compare(&ep.payload, n, &mut rng, &name, tries);
+            }
+        }
+    }
+    // The comparison must have exercised real decoding, not only errors.
+    assert!(
+        plans > 200 && decoded > 5000,
+        "{plans} plans, {decoded} decoded"
+    );
+    eprintln!(
+        "{} traces, {plans} plans, {decoded} successful decodes compared",
+        dirs.len()
+    );
+}
