@@ -464,7 +464,7 @@ fn scan_one(c: &mut StreamCursor, begin: i64, end: i64) -> StreamScan {
         };
     }
     loop {
-        let item = match c.next() {
+        let item = match c.next_skimmed() {
             Ok(Some(item)) => item,
             Ok(None) => break,
             Err(err) => {

@@ -498,6 +498,7 @@ fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
     let mut ph = State::new(class.packet_header_slots);
     let (mut scratch, mut ctx) = (Vec::new(), Vec::new());
     let mut off = 0u64;
+    let mut released = 0u64;
     let len = sf.data().len() as u64;
     let mut first: Option<FileScan> = None;
     while off < len {
@@ -531,7 +532,12 @@ fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
             Some(_) => {}
         }
         let next = off + info.packet_bits / 8;
-        sf.release(off as usize, next as usize);
+        // Released in batches, as a cursor does (each release interrupts
+        // the process's other threads).
+        if (next - released) as usize >= crate::stream::RELEASE_CHUNK {
+            sf.release(released as usize, next as usize);
+            released = next;
+        }
         off = next;
     }
     first.ok_or_else(|| Error::Stream {
