@@ -284,23 +284,26 @@ impl Source {
         let results: Vec<std::sync::Mutex<StreamScan>> =
             (0..n).map(|_| Default::default()).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|sc| {
-            for _ in 0..workers.clamp(1, n.max(1)) {
-                sc.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= n {
-                        return;
-                    }
-                    let taken = work[i].lock().ok().and_then(|mut c| c.take());
-                    if let Some(mut c) = taken {
-                        c.skip_values(true);
-                        let r = scan_one(&mut c, b, e);
-                        if let Ok(mut slot) = results[i].lock() {
-                            *slot = r;
-                        }
-                    }
-                });
+        let job = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                return;
             }
+            let taken = work[i].lock().ok().and_then(|mut c| c.take());
+            if let Some(mut c) = taken {
+                c.skip_values(true);
+                let r = scan_one(&mut c, b, e);
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = r;
+                }
+            }
+        };
+        // This thread is one of the `workers`.
+        std::thread::scope(|sc| {
+            for _ in 1..workers.clamp(1, n.max(1)) {
+                sc.spawn(job);
+            }
+            job();
         });
         Some(
             results

@@ -324,9 +324,11 @@ impl Muxer {
             .map(|c| StreamCursor::new(c.trace.clone(), c.source))
             .collect();
         let real = std::mem::replace(&mut self.cursors, views);
+        // The merging thread decodes too (see `Feed::take`): N decoding
+        // threads are N - 1 workers and itself, no more threads than cores.
         self.feed = Some(parallel::Feed::new(
             real,
-            self.workers,
+            self.workers - 1,
             self.render.clone(),
             self.clocks.clone(),
         ));

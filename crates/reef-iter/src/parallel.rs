@@ -202,40 +202,47 @@ impl Shared {
                     w = self.work_cv.wait(w).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            let (cursor, batch, mut seen) = {
-                let mut sl = lock(&self.slots[s]);
-                let seen = sl.seen_packets;
-                (sl.cursor.take(), sl.free.pop().unwrap_or_default(), seen)
-            };
-            let (Some(mut cursor), mut batch) = (cursor, batch) else {
-                continue;
-            };
-            batch.fill(
-                &mut cursor,
-                &mut seen,
-                self.max_values,
-                render.as_deref_mut(),
-                self.clocks[s],
-            );
-            let ended = batch.end.is_some();
-            let requeue = {
-                let mut sl = lock(&self.slots[s]);
-                sl.cursor = Some(cursor);
-                sl.seen_packets = seen;
-                sl.ready.push_back(batch);
-                let again = !ended && sl.ready.len() < DEPTH;
-                sl.queued = again;
-                again
-            };
-            self.ready_cv[s].notify_one();
-            if requeue {
-                self.push_work(s);
-            }
+            self.decode_batch(s, render.as_deref_mut());
         }
     }
 
-    /// The next batch of stream `s`, waiting for a worker if needed.
-    fn take(&self, s: usize) -> Batch {
+    /// Decodes the next batch of stream `s` (taken from the work queue).
+    fn decode_batch(&self, s: usize, render: Option<&mut (dyn Render + '_)>) {
+        let (cursor, batch, mut seen) = {
+            let mut sl = lock(&self.slots[s]);
+            let seen = sl.seen_packets;
+            (sl.cursor.take(), sl.free.pop().unwrap_or_default(), seen)
+        };
+        let (Some(mut cursor), mut batch) = (cursor, batch) else {
+            return;
+        };
+        batch.fill(
+            &mut cursor,
+            &mut seen,
+            self.max_values,
+            render,
+            self.clocks[s],
+        );
+        let ended = batch.end.is_some();
+        let requeue = {
+            let mut sl = lock(&self.slots[s]);
+            sl.cursor = Some(cursor);
+            sl.seen_packets = seen;
+            sl.ready.push_back(batch);
+            let again = !ended && sl.ready.len() < DEPTH;
+            sl.queued = again;
+            again
+        };
+        self.ready_cv[s].notify_one();
+        if requeue {
+            self.push_work(s);
+        }
+    }
+
+    /// The next batch of stream `s`. While it is not ready, the calling
+    /// (merging) thread decodes queued batches itself rather than wait: with
+    /// as many workers as cores, a worker it waits for may not be running.
+    fn take(&self, s: usize, mut render: Option<&mut (dyn Render + '_)>) -> Batch {
         let mut sl = lock(&self.slots[s]);
         loop {
             if let Some(b) = sl.ready.pop_front() {
@@ -247,7 +254,24 @@ impl Shared {
                 }
                 return b;
             }
-            sl = self.ready_cv[s].wait(sl).unwrap_or_else(|p| p.into_inner());
+            drop(sl);
+            // Prefer the stream waited for, else any queued one.
+            let job = {
+                let mut w = lock(&self.work);
+                match w.0.iter().position(|&q| q == s) {
+                    Some(i) => w.0.remove(i),
+                    None => w.0.pop_front(),
+                }
+            };
+            if let Some(j) = job {
+                self.decode_batch(j, render.as_deref_mut());
+                sl = lock(&self.slots[s]);
+                continue;
+            }
+            sl = lock(&self.slots[s]);
+            if sl.ready.is_empty() {
+                sl = self.ready_cv[s].wait(sl).unwrap_or_else(|p| p.into_inner());
+            }
         }
     }
 }
@@ -258,12 +282,15 @@ pub struct Feed {
     threads: Vec<JoinHandle<()>>,
     /// The batch being presented for each stream, and the next item in it.
     current: Vec<Option<(Batch, usize)>>,
+    /// The merging thread's renderer, for the batches it decodes itself.
+    render: Option<Box<dyn Render>>,
     finished: Vec<bool>,
 }
 
 impl Feed {
     /// Starts `workers` threads decoding `cursors` (moved to the workers);
-    /// `views` receives what the caller presents.
+    /// `views` receives what the caller presents. The calling thread also
+    /// decodes batches, whenever the one it needs next is not ready.
     ///
     /// With `render`, each worker formats every event as it decodes it;
     /// the events' values are then not kept ([`Feed::text`] gives the
@@ -303,6 +330,7 @@ impl Feed {
             })
             .collect();
         Feed {
+            render: shared.render.as_ref().map(|f| f()),
             shared,
             threads,
             current: (0..n).map(|_| None).collect(),
@@ -380,7 +408,8 @@ impl Feed {
                     lock(&self.shared.slots[s]).free.push(b);
                 }
             }
-            self.current[s] = Some((self.shared.take(s), 0));
+            let batch = self.shared.take(s, self.render.as_deref_mut());
+            self.current[s] = Some((batch, 0));
         }
     }
 }
