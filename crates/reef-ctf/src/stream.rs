@@ -600,14 +600,32 @@ pub fn read_packet(
     s: &mut PacketScratch,
 ) -> Result<(usize, PacketInfo, u64), Error> {
     let data = file.data();
-    let file_bits = data.len() as u64 * 8;
+    read_packet_in(class, data, 0, data.len() as u64, &file.path, off, s)
+}
+
+/// [`read_packet`] over `data`, the bytes of a file of `file_len` bytes
+/// from its offset `data_start` on (all of them, or only some: a read that
+/// fails for want of bytes may succeed over the whole file, one that
+/// succeeds gives what the whole file would). Offsets in errors are
+/// relative to `data_start`; the returned ones are the file's.
+pub(crate) fn read_packet_in(
+    class: &TraceClass,
+    data: &[u8],
+    data_start: u64,
+    file_len: u64,
+    path: &std::path::Path,
+    off: u64,
+    s: &mut PacketScratch,
+) -> Result<(usize, PacketInfo, u64), Error> {
+    let data_bits = data.len() as u64 * 8;
+    let rel = (off - data_start) * 8;
     let err_at = |msg: String| Error::Stream {
-        path: file.path.clone(),
+        path: path.to_path_buf(),
         offset: off,
         msg,
     };
     let decode_err = |e| Error::Decode {
-        path: file.path.clone(),
+        path: path.to_path_buf(),
         packet_offset: off,
         err: e,
     };
@@ -615,9 +633,9 @@ pub fn read_packet(
     // The trace-level header first, to learn the stream class.
     let mut cur = Cursor {
         data,
-        base: off * 8,
-        pos: off * 8,
-        end: file_bits,
+        base: rel,
+        pos: rel,
+        end: data_bits,
     };
     s.scratch.clear();
     s.ph_state.meanings = Default::default();
@@ -642,9 +660,9 @@ pub fn read_packet(
     s.st.meanings = Default::default();
     let mut cur = Cursor {
         data,
-        base: off * 8,
-        pos: off * 8,
-        end: file_bits,
+        base: rel,
+        pos: rel,
+        end: data_bits,
     };
     s.scratch.clear();
     decode_scope(&sp.packet_header, &mut cur, s.st, s.scratch).map_err(decode_err)?;
@@ -652,7 +670,7 @@ pub fn read_packet(
     decode_scope(&sp.packet_context, &mut cur, s.st, s.context).map_err(decode_err)?;
     s.st.clock = clock_before;
 
-    let remaining = file_bits - off * 8;
+    let remaining = (file_len - off) * 8;
     let packet_bits = s.st.meaning(Meaning::PacketSize).unwrap_or(remaining);
     let content_bits = s.st.meaning(Meaning::ContentSize).unwrap_or(packet_bits);
     if packet_bits == 0 || !packet_bits.is_multiple_of(8) {
@@ -670,10 +688,10 @@ pub fn read_packet(
             "content size {content_bits} bits exceeds packet size {packet_bits} bits"
         )));
     }
-    if cur.pos - off * 8 > content_bits {
+    if cur.pos - rel > content_bits {
         return Err(err_at(format!(
             "packet header and context take {} bits, more than the content size {content_bits}",
-            cur.pos - off * 8
+            cur.pos - rel
         )));
     }
     let info = PacketInfo {
@@ -686,5 +704,5 @@ pub fn read_packet(
         seq_num: s.st.meaning(Meaning::PacketSeqNum),
         stream_instance_id: s.st.meaning(Meaning::StreamInstanceId),
     };
-    Ok((stream, info, cur.pos))
+    Ok((stream, info, cur.pos + data_start * 8))
 }

@@ -395,7 +395,7 @@ impl Trace {
                 // A live capture file: its streams, unpacked.
                 for sf in crate::capture::stream_files(dir)? {
                     let sf = Arc::new(sf);
-                    let scan = scan_file(&class, &sf)?;
+                    let scan = scan_file(&class, &sf, None)?;
                     scanned.push((sf, scan));
                 }
                 continue;
@@ -425,7 +425,7 @@ impl Trace {
                 let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
                 let _ = map.advise(memmap2::Advice::Sequential);
                 let sf = Arc::new(StreamFile { path: p, map });
-                let scan = scan_file(&class, &sf)?;
+                let scan = scan_file(&class, &sf, Some(&f))?;
                 sf.release(0, sf.data().len());
                 scanned.push((sf, scan));
             }
@@ -487,7 +487,16 @@ impl Trace {
 
 /// Reads every packet header and context of a file: validates the framing
 /// and learns the file's stream.
-fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
+/// Reads every packet header and context of `sf`. With `file`, each is
+/// first read from the file into a small buffer, so that the scan maps no
+/// page of the stream (the kernel would map 64 KiB around each header, to
+/// be dropped and mapped again when the events are read); the mapping is
+/// used when the buffer does not hold the header and context, and for any
+/// error (which then names the file's offsets).
+fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result<FileScan, Error> {
+    use std::os::unix::fs::FileExt;
+    const HEAD: u64 = 4096;
+    let mut buf = vec![0u8; HEAD as usize];
     let slots = class
         .streams
         .iter()
@@ -502,17 +511,23 @@ fn scan_file(class: &TraceClass, sf: &StreamFile) -> Result<FileScan, Error> {
     let len = sf.data().len() as u64;
     let mut first: Option<FileScan> = None;
     while off < len {
-        let (stream, info, _) = read_packet(
-            class,
-            sf,
-            off,
-            &mut PacketScratch {
-                st: &mut st,
-                ph_state: &mut ph,
-                scratch: &mut scratch,
-                context: &mut ctx,
-            },
-        )?;
+        let mut ps = PacketScratch {
+            st: &mut st,
+            ph_state: &mut ph,
+            scratch: &mut scratch,
+            context: &mut ctx,
+        };
+        let n = (len - off).min(HEAD) as usize;
+        let read = file
+            .filter(|f| f.read_exact_at(&mut buf[..n], off).is_ok())
+            .and_then(|_| {
+                crate::stream::read_packet_in(class, &buf[..n], off, len, &sf.path, off, &mut ps)
+                    .ok()
+            });
+        let (stream, info, _) = match read {
+            Some(r) => r,
+            None => read_packet(class, sf, off, &mut ps)?,
+        };
         match &first {
             None => {
                 first = Some(FileScan {
