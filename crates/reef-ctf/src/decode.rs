@@ -388,25 +388,40 @@ pub(crate) fn decode_int(
 
 /// Decodes a structure of fixed layout whose `run.bits` bits are known to
 /// lie inside the packet.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_fixed(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
+    let base = cur.pos;
+    if base & 7 == 0 && run.plain {
+        decode_plain(run, cur, out);
+        return;
+    }
+    decode_fixed_leaves(run, cur, st, out);
+}
+
+/// A fixed run of plain integers starting on a byte: one reserve, one
+/// load per leaf.
+#[inline(always)]
+fn decode_plain(run: &FixedRun, cur: &mut Cursor, out: &mut Vec<Value>) {
+    let data = cur.data;
+    let b0 = (cur.pos >> 3) as usize;
+    out.extend(run.ops.iter().map(|op| {
+        let b = b0 + (op.off >> 3) as usize;
+        Value::U(match op.plain_bytes {
+            8 => u64::from_le_bytes(data[b..b + 8].try_into().unwrap_or([0; 8])),
+            4 => u32::from_le_bytes(data[b..b + 4].try_into().unwrap_or([0; 4])) as u64,
+            2 => u16::from_le_bytes([data[b], data[b + 1]]) as u64,
+            _ => data[b] as u64,
+        })
+    }));
+    cur.pos += run.bits;
+}
+
+/// A fixed run leaf by leaf.
+#[inline(never)]
+fn decode_fixed_leaves(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &mut Vec<Value>) {
     let base = cur.pos;
     out.reserve(run.ops.len());
     let bytes = base & 7 == 0;
-    if bytes && run.plain {
-        let b0 = (base >> 3) as usize;
-        for op in &run.ops {
-            let b = b0 + (op.off >> 3) as usize;
-            out.push(Value::U(match op.plain_bytes {
-                8 => u64::from_le_bytes(cur.data[b..b + 8].try_into().unwrap_or([0; 8])),
-                4 => u32::from_le_bytes(cur.data[b..b + 4].try_into().unwrap_or([0; 4])) as u64,
-                2 => u16::from_le_bytes([cur.data[b], cur.data[b + 1]]) as u64,
-                _ => cur.data[b] as u64,
-            }));
-        }
-        cur.pos = base + run.bits;
-        return;
-    }
     for op in &run.ops {
         if bytes {
             // Plain unsigned little-endian integers: one load, one push.

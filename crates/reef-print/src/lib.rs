@@ -265,10 +265,11 @@ impl Pretty {
         stamped: bool,
     ) {
         // A trace's label does not change: the line is the class's.
-        let prog = match self.lines.slot(c, stamped).take() {
-            Some(p) => p,
-            None => Box::new(self.compile_line(label, c, stamped)),
-        };
+        if let Some(prog) = self.lines.slot(c, stamped) {
+            prog.run(out, c, &mut self.packet_text);
+            return;
+        }
+        let prog = Box::new(self.compile_line(label, c, stamped));
         prog.run(out, c, &mut self.packet_text);
         *self.lines.slot(c, stamped) = Some(prog);
     }

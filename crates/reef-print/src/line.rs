@@ -97,7 +97,7 @@ impl LineProg {
         while let Some(&op) = self.ops.get(pc) {
             pc += 1;
             match op {
-                POp::Lit(a, b) => out.extend_from_slice(&self.lits[a as usize..b as usize]),
+                POp::Lit(a, b) => push_lit(out, &self.lits, a as usize, b as usize),
                 POp::Int { size, signed, base } => {
                     match fp.values.get(vi) {
                         Some(&Value::U(u)) if base == 10 && !signed => fmt::push_u64(out, u),
@@ -145,6 +145,30 @@ impl LineProg {
                 }
             }
         }
+    }
+}
+
+/// Bytes of padding after the literals: what [`push_lit`] may read past one.
+const LIT_PAD: usize = 32;
+
+/// Appends `lits[a..b]`. Most literals are short (`", b = "`): copied as
+/// one fixed-size block, with no call to `memcpy`.
+#[inline(always)]
+fn push_lit(out: &mut Vec<u8>, lits: &[u8], a: usize, b: usize) {
+    let n = b - a;
+    if n <= LIT_PAD && a + LIT_PAD <= lits.len() {
+        out.reserve(LIT_PAD);
+        let len = out.len();
+        // SAFETY: `reserve` leaves at least LIT_PAD writable bytes after
+        // `len`, and `lits` has LIT_PAD readable bytes from `a` (checked
+        // above); the length grows by n <= LIT_PAD bytes, all written by
+        // this copy (the rest of the block lands in spare capacity).
+        unsafe {
+            std::ptr::copy_nonoverlapping(lits.as_ptr().add(a), out.as_mut_ptr().add(len), LIT_PAD);
+            out.set_len(len + n);
+        }
+    } else {
+        out.extend_from_slice(&lits[a..b]);
     }
 }
 
@@ -238,6 +262,7 @@ impl Builder {
 
     pub fn finish(mut self) -> LineProg {
         self.flush();
+        self.lits.extend_from_slice(&[0; LIT_PAD]);
         LineProg {
             ops: self.ops,
             lits: self.lits,
