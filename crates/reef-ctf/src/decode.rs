@@ -3,7 +3,7 @@
 //! allocates nothing once the buffer has grown to the largest event).
 
 use crate::bits::{align_up, read_be, read_le, sign_extend};
-use crate::plan::{FixedKind, FixedRun, Meaning, Node, Plan, MEANINGS, NONE};
+use crate::plan::{FixedKind, FixedRun, IntOp, Meaning, Node, Plan, MEANINGS, NONE};
 
 /// A decoded value. Compound fields are flattened in pre-order: a struct
 /// contributes its members' values, an array its elements', a sequence a
@@ -183,18 +183,11 @@ pub fn decode(
     out: &mut Vec<Value>,
 ) -> Result<(), DecodeError> {
     match plan.nodes[n as usize] {
-        Node::Int {
-            size,
-            align,
-            signed,
-            le,
-            slot,
-            clock,
-            meaning,
-            ..
-        } => out.push(decode_int(
-            size, align, signed, le, slot, clock, meaning, cur, st,
-        )?),
+        Node::Int { .. } => {
+            if let Some(i) = IntOp::of(&plan.nodes[n as usize]) {
+                out.push(decode_int(i, cur, st)?);
+            }
+        }
         Node::BigInt { size, align, .. } => {
             cur.align_need(align, size as u64)?;
             out.push(Value::Big { bit_off: cur.pos });
@@ -255,20 +248,8 @@ pub fn decode(
             for i in first..first + count {
                 let c = plan.children[i as usize];
                 // Leaf integers inline: no call, no dispatch on the node.
-                if let Node::Int {
-                    size,
-                    align,
-                    signed,
-                    le,
-                    slot,
-                    clock,
-                    meaning,
-                    ..
-                } = plan.nodes[c as usize]
-                {
-                    out.push(decode_int(
-                        size, align, signed, le, slot, clock, meaning, cur, st,
-                    )?);
+                if let Some(i) = IntOp::of(&plan.nodes[c as usize]) {
+                    out.push(decode_int(i, cur, st)?);
                 } else {
                     decode(plan, c, cur, st, out)?;
                 }
@@ -340,19 +321,17 @@ pub fn decode(
 }
 
 /// Decodes an integer of at most 64 bits.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn decode_int(
-    size: u32,
-    align: u32,
-    signed: bool,
-    le: bool,
-    slot: u32,
-    clock: bool,
-    meaning: Meaning,
-    cur: &mut Cursor,
-    st: &mut State,
-) -> Result<Value, DecodeError> {
+pub(crate) fn decode_int(i: IntOp, cur: &mut Cursor, st: &mut State) -> Result<Value, DecodeError> {
+    let IntOp {
+        size,
+        align,
+        signed,
+        le,
+        slot,
+        clock,
+        meaning,
+    } = i;
     cur.align_need(align, size as u64)?;
     let b = (cur.pos >> 3) as usize;
     // Byte-aligned little-endian loads inline; the rest through `bits`.

@@ -104,6 +104,47 @@ pub enum Node {
     },
 }
 
+/// What decoding an integer of at most 64 bits needs: the decoding part
+/// of a [`Node::Int`].
+#[derive(Debug, Clone, Copy)]
+pub struct IntOp {
+    pub size: u32,
+    pub align: u32,
+    pub signed: bool,
+    pub le: bool,
+    pub slot: u32,
+    pub clock: bool,
+    pub meaning: Meaning,
+}
+
+impl IntOp {
+    /// Node `n`'s integer, if it is a [`Node::Int`].
+    #[inline(always)]
+    pub fn of(n: &Node) -> Option<IntOp> {
+        match *n {
+            Node::Int {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+                ..
+            } => Some(IntOp {
+                size,
+                align,
+                signed,
+                le,
+                slot,
+                clock,
+                meaning,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// One range of tag values selecting a variant option.
 #[derive(Debug, Clone, Copy)]
 pub struct Selector {
@@ -214,42 +255,42 @@ impl Plan {
             return false;
         }
         let align_to = |pos: &mut u64, a: u32| *pos = crate::bits::align_up(*pos, a);
-        match self.nodes[n as usize] {
-            Node::Int {
+        if let Some(IntOp {
+            size,
+            align,
+            signed,
+            le,
+            slot,
+            clock,
+            meaning,
+        }) = IntOp::of(&self.nodes[n as usize])
+        {
+            align_to(pos, align);
+            let plain = le
+                && !signed
+                && slot == NONE
+                && !clock
+                && meaning == Meaning::None
+                && (*pos).is_multiple_of(8)
+                && matches!(size, 8 | 16 | 32 | 64);
+            ops.push(FixedOp {
+                off: *pos as u32,
                 size,
-                align,
-                signed,
                 le,
+                kind: if signed {
+                    FixedKind::Signed
+                } else {
+                    FixedKind::Unsigned
+                },
                 slot,
                 clock,
                 meaning,
-                ..
-            } => {
-                align_to(pos, align);
-                let plain = le
-                    && !signed
-                    && slot == NONE
-                    && !clock
-                    && meaning == Meaning::None
-                    && (*pos).is_multiple_of(8)
-                    && matches!(size, 8 | 16 | 32 | 64);
-                ops.push(FixedOp {
-                    off: *pos as u32,
-                    size,
-                    le,
-                    kind: if signed {
-                        FixedKind::Signed
-                    } else {
-                        FixedKind::Unsigned
-                    },
-                    slot,
-                    clock,
-                    meaning,
-                    plain_bytes: if plain { (size / 8) as u8 } else { 0 },
-                });
-                *pos += size as u64;
-                true
-            }
+                plain_bytes: if plain { (size / 8) as u8 } else { 0 },
+            });
+            *pos += size as u64;
+            return true;
+        }
+        match self.nodes[n as usize] {
             Node::Float { size, align, le } if size == 32 || size == 64 => {
                 align_to(pos, align);
                 ops.push(FixedOp {

@@ -13,7 +13,7 @@
 
 use crate::decode::{decode, decode_fixed, decode_int, Cursor, DecodeError, DecodeErrorKind};
 use crate::decode::{State, Value};
-use crate::plan::{Meaning, Node, Plan};
+use crate::plan::{IntOp, Node, Plan};
 
 /// One step of a [`Prog`].
 #[derive(Debug, Clone, Copy)]
@@ -21,16 +21,8 @@ pub enum Op {
     /// A structure's start: align (relative to the packet) and check that
     /// the position is still inside the content.
     Align { align: u32 },
-    /// An integer of at most 64 bits (as [`Node::Int`]).
-    Int {
-        size: u32,
-        align: u32,
-        signed: bool,
-        le: bool,
-        slot: u32,
-        clock: bool,
-        meaning: Meaning,
-    },
+    /// An integer of at most 64 bits.
+    Int(IntOp),
     /// A structure of fixed layout: `plan.runs[run]`; `node` decodes it
     /// member by member when the packet is too short (to name the field).
     Fixed { run: u32, node: u32, align: u32 },
@@ -74,7 +66,9 @@ impl Prog {
     /// nothing that op does not: it is removed, and jumps renumbered.
     fn drop_redundant_aligns(&mut self) {
         let align_of = |op: &Op| match *op {
-            Op::Int { align, .. } | Op::Fixed { align, .. } | Op::Align { align } => Some(align),
+            Op::Int(IntOp { align, .. }) | Op::Fixed { align, .. } | Op::Align { align } => {
+                Some(align)
+            }
             Op::Str => Some(8),
             _ => None,
         };
@@ -120,25 +114,12 @@ impl Prog {
     }
 
     fn emit(&mut self, plan: &Plan, n: u32) {
+        if let Some(i) = IntOp::of(&plan.nodes[n as usize]) {
+            self.ops.push(Op::Int(i));
+            return;
+        }
         match plan.nodes[n as usize] {
-            Node::Int {
-                size,
-                align,
-                signed,
-                le,
-                slot,
-                clock,
-                meaning,
-                ..
-            } => self.ops.push(Op::Int {
-                size,
-                align,
-                signed,
-                le,
-                slot,
-                clock,
-                meaning,
-            }),
+            Node::Int { .. } => {}
             Node::String => self.ops.push(Op::Str),
             Node::Struct {
                 align,
@@ -257,16 +238,8 @@ pub(crate) fn exec<const KEEP: bool>(
     while let Some(&op) = ops.get(pc) {
         pc += 1;
         match op {
-            Op::Int {
-                size,
-                align,
-                signed,
-                le,
-                slot,
-                clock,
-                meaning,
-            } => {
-                let v = decode_int(size, align, signed, le, slot, clock, meaning, cur, st)?;
+            Op::Int(i) => {
+                let v = decode_int(i, cur, st)?;
                 if KEEP {
                     out.push(v);
                 }

@@ -427,30 +427,21 @@ impl ClockConv {
     /// inside the `u64` values (not found here).
     pub fn defined_range(&self) -> Option<(u64, u64)> {
         let ok = |c: u64| self.ns(c).is_some();
-        // Smallest c in (bad, good] with ok(c), given !ok(bad), ok(good).
-        let first_ok = |mut bad: u64, mut good: u64| {
-            while good - bad > 1 {
-                let mid = bad + (good - bad) / 2;
-                if ok(mid) {
-                    good = mid
+        // Smallest c in (lo, hi] with p(c), given !p(lo), p(hi), and p
+        // false then true.
+        let boundary = |mut lo: u64, mut hi: u64, p: &dyn Fn(u64) -> bool| {
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if p(mid) {
+                    hi = mid
                 } else {
-                    bad = mid
+                    lo = mid
                 }
             }
-            good
+            hi
         };
-        // Largest c in [good, bad) with ok(c), given ok(good), !ok(bad).
-        let last_ok = |mut good: u64, mut bad: u64| {
-            while bad - good > 1 {
-                let mid = good + (bad - good) / 2;
-                if ok(mid) {
-                    good = mid
-                } else {
-                    bad = mid
-                }
-            }
-            good
-        };
+        let first_ok = |bad, good| boundary(bad, good, &ok);
+        let last_ok = |good, bad| boundary(good, bad, &|c| !ok(c)) - 1;
         match (ok(0), ok(u64::MAX)) {
             (true, true) => Some((0, u64::MAX)),
             (true, false) => Some((0, last_ok(0, u64::MAX))),
@@ -506,6 +497,41 @@ mod tests {
                     c.ns_from_origin(cy),
                     "{freq} {offset_s} {offset} {cy}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn defined_range_is_where_times_exist() {
+        let mut c = reef_ctf::ClockClass::default();
+        for (freq, offset_s) in [
+            (1_000_000_000u64, 0i64),
+            (1_000_000_000, 1_700_000_000),
+            (2_400_000_000, 1_700_000_000),
+            (1_000, -9_000_000_000),
+            (1, -9_000_000_000_000),
+            (100, 9_000_000_000),
+        ] {
+            c.freq = freq;
+            c.offset_s = offset_s;
+            let conv = ClockConv::new(&c);
+            match conv.defined_range() {
+                Some((lo, hi)) => {
+                    assert!(
+                        conv.ns(lo).is_some() && conv.ns(hi).is_some(),
+                        "{freq} {offset_s}"
+                    );
+                    assert!(lo == 0 || conv.ns(lo - 1).is_none(), "{freq} {offset_s}");
+                    assert!(
+                        hi == u64::MAX || conv.ns(hi + 1).is_none(),
+                        "{freq} {offset_s}"
+                    );
+                    let mid = lo + (hi - lo) / 2;
+                    assert!(conv.ns(mid).is_some(), "{freq} {offset_s}");
+                }
+                None => {
+                    assert!(conv.ns(0).is_none() && conv.ns(u64::MAX).is_none());
+                }
             }
         }
     }
