@@ -114,7 +114,7 @@ pub struct Pretty {
     envs: Vec<(usize, TraceEnv)>,
     /// The packet context's text for the packet (trace, stream, packet
     /// count, offset) it was formatted for.
-    pctx_key: Option<(usize, usize, u64, u64)>,
+    pctx_key: Option<line::PacketKey>,
     pctx_text: Vec<u8>,
     /// Compiled lines, per event class.
     lines: line::Lines,
@@ -467,13 +467,7 @@ impl Pretty {
         // The packet context reads the same for every event of a packet:
         // formatted once per packet. (It is the first scope of the line,
         // so its text does not depend on what precedes it.)
-        let key = (
-            std::sync::Arc::as_ptr(trace) as usize,
-            c.source,
-            c.packets_read,
-            c.packet.offset,
-        );
-        if self.pctx_key == Some(key) && self.start_line {
+        if self.pctx_key.as_ref().is_some_and(|k| k.matches(c)) && self.start_line {
             out.extend_from_slice(&self.pctx_text);
             if !self.pctx_text.is_empty() {
                 self.start_line = false;
@@ -490,7 +484,7 @@ impl Pretty {
             );
             self.pctx_text.clear();
             self.pctx_text.extend_from_slice(&out[start..]);
-            self.pctx_key = Some(key);
+            self.pctx_key = Some(line::PacketKey::of(c));
         }
         self.scope(
             out,

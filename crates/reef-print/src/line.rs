@@ -51,9 +51,31 @@ pub(crate) enum POp {
 /// The packet context's text for the packet it was formatted for.
 #[derive(Default)]
 pub(crate) struct PacketText {
-    /// Trace address, source, packets read, packet offset.
-    key: Option<(usize, usize, u64, u64)>,
+    key: Option<PacketKey>,
     text: Vec<u8>,
+}
+
+/// Which packet a cursor is in, for caches of text formatted per packet:
+/// the trace, the source, the packets read and the packet's offset. The
+/// trace's allocation is kept, so that no other trace (`reef listen`
+/// opens one per burst) can take its address while a key names it.
+pub(crate) struct PacketKey {
+    trace: Weak<Trace>,
+    at: (usize, u64, u64),
+}
+
+impl PacketKey {
+    pub(crate) fn of(c: &StreamCursor) -> PacketKey {
+        PacketKey {
+            trace: Arc::downgrade(&c.trace),
+            at: (c.source, c.packets_read, c.packet.offset),
+        }
+    }
+
+    pub(crate) fn matches(&self, c: &StreamCursor) -> bool {
+        Weak::as_ptr(&self.trace) == Arc::as_ptr(&c.trace)
+            && self.at == (c.source, c.packets_read, c.packet.offset)
+    }
 }
 
 /// One event class's compiled line.
@@ -114,18 +136,12 @@ impl LineProg {
                 }
                 POp::Scope { k, names } => {
                     if k == 0 {
-                        let key = (
-                            Arc::as_ptr(trace) as usize,
-                            c.source,
-                            c.packets_read,
-                            c.packet.offset,
-                        );
-                        if packet.key == Some(key) {
+                        if packet.key.as_ref().is_some_and(|key| key.matches(c)) {
                             out.extend_from_slice(&packet.text);
                             pc = self.packet_end;
                             continue;
                         }
-                        packet.key = Some(key);
+                        packet.key = Some(PacketKey::of(c));
                         packet_start = Some(out.len());
                     }
                     fp.plan = plans[k as usize];
