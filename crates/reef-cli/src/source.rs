@@ -467,6 +467,22 @@ fn scan_one(c: &mut StreamCursor, begin: i64, end: i64) -> StreamScan {
         };
     }
     loop {
+        // Inside a packet, events in order and inside the defined range
+        // are counted in one loop, without an item each.
+        if let (Some((lo, hi)), Some(mut cy), Some(_)) = (fast, last_cy, s.first_ns) {
+            let before = s.events;
+            let run = c.skim_run(&mut cy, lo, hi, &mut s.events);
+            if s.events != before {
+                last_cy = Some(cy);
+                stale = true;
+                last_event_cy = Some(cy);
+            }
+            if let Err(err) = run {
+                settle!();
+                s.error = Some((last, err));
+                break;
+            }
+        }
         let item = match c.next_skimmed() {
             Ok(Some(item)) => item,
             Ok(None) => break,

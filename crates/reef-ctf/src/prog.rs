@@ -13,7 +13,7 @@
 
 use crate::decode::{decode, decode_fixed, decode_int, Cursor, DecodeError, DecodeErrorKind};
 use crate::decode::{State, Value};
-use crate::plan::{IntOp, Node, Plan};
+use crate::plan::{IntOp, Meaning, Node, Plan, NONE};
 
 /// One step of a [`Prog`].
 #[derive(Debug, Clone, Copy)]
@@ -192,6 +192,87 @@ impl Prog {
             | Node::Array { .. }
             | Node::Sequence { .. } => self.ops.push(Op::Tree { node: n }),
         }
+    }
+}
+
+/// The bytes of scopes that only hold byte-aligned fields with no slot,
+/// clock or meaning, and strings: what a reader that wants no values
+/// needs to cross them. `parts[0]` bytes, a string, `parts[1]` bytes, a
+/// string, and so on. The event-specific context and the payload of most
+/// event classes are such scopes: `reef check` crosses them with this
+/// instead of their programs.
+#[derive(Debug, Clone, Default)]
+pub struct Skim {
+    parts: Vec<u32>,
+}
+
+impl Skim {
+    /// The skim of `plans` read one after the other, if they allow one.
+    pub fn of(plans: &[&Plan]) -> Option<Skim> {
+        let mut parts = vec![0u64];
+        for plan in plans {
+            for op in &plan.prog.ops {
+                let bits = match *op {
+                    Op::Align { align } if align <= 8 => 0,
+                    Op::Int(i)
+                        if i.align <= 8
+                            && i.size % 8 == 0
+                            && i.slot == NONE
+                            && !i.clock
+                            && i.meaning == Meaning::None =>
+                    {
+                        u64::from(i.size)
+                    }
+                    Op::Fixed { run, align, .. } => {
+                        let r = &plan.runs[run as usize];
+                        if align > 8 || !r.pure || r.bits % 8 != 0 {
+                            return None;
+                        }
+                        r.bits
+                    }
+                    Op::Str => {
+                        parts.push(0);
+                        0
+                    }
+                    _ => return None,
+                };
+                *parts.last_mut()? += bits / 8;
+            }
+        }
+        let parts = parts
+            .into_iter()
+            .map(u32::try_from)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        Some(Skim { parts })
+    }
+
+    /// Crosses the scopes. False, with the cursor unchanged, when they do
+    /// not fit in the packet (their programs then report the error) or the
+    /// cursor or the packet is not on a byte.
+    #[inline(always)]
+    pub fn cross(&self, cur: &mut Cursor) -> bool {
+        if !(cur.pos | cur.base).is_multiple_of(8) {
+            return false;
+        }
+        let mut pos = cur.pos;
+        for (k, &n) in self.parts.iter().enumerate() {
+            if k > 0 {
+                let start = (pos / 8) as usize;
+                let end = ((cur.end / 8) as usize).min(cur.data.len());
+                match cur.data.get(start..end).and_then(find_nul) {
+                    Some(len) => pos += (len as u64 + 1) * 8,
+                    None => return false,
+                }
+            }
+            let bits = u64::from(n) * 8;
+            if pos > cur.end || cur.end - pos < bits {
+                return false;
+            }
+            pos += bits;
+        }
+        cur.pos = pos;
+        true
     }
 }
 

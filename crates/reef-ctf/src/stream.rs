@@ -508,76 +508,151 @@ impl StreamCursor {
     fn decode_event<const KEEP: bool>(&mut self) -> Result<(), Error> {
         // Borrowed field by field: no reference count changes per event.
         let StreamCursor {
-            trace, file, st, ..
+            trace,
+            file,
+            st,
+            event,
+            ..
         } = self;
         let file = file.as_deref().unwrap_or_else(|| unreachable!());
-        let data = file.data();
-        let sp = &trace.class.streams[self.stream];
         let mut cur = Cursor {
-            data,
+            data: file.data(),
             base: self.packet.offset * 8,
             pos: self.pos,
             end: self.packet.offset * 8 + self.packet.content_bits,
         };
-        let start = self.pos;
-        prefetch(data, (start / 8) as usize + PREFETCH_AHEAD);
-        let decode_err = |e| Error::Decode {
-            path: file.path.clone(),
-            packet_offset: self.packet.offset,
-            err: e,
-        };
-        let ev = &mut self.event;
-        ev.values.clear();
-        ev.offset = start / 8;
-        st.meanings[Meaning::EventId as usize] = None;
-        st.reset_budget();
-        exec::<KEEP>(&sp.event_header, &mut cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[0] = ev.values.len();
-        exec::<KEEP>(&sp.event_common_context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[1] = ev.values.len();
-        let idx = match st.meaning(Meaning::EventId) {
-            Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
-                path: file.path.clone(),
-                offset: start / 8,
-                msg: format!(
-                    "event id {id} is not declared in stream class {}",
-                    trace.class.meta.streams[sp.class].id
-                ),
-            })?,
-            None if sp.events.len() == 1 => 0,
-            None => {
-                return Err(Error::Stream {
-                    path: file.path.clone(),
-                    offset: start / 8,
-                    msg: if sp.events.is_empty() {
-                        "event found in a stream class that declares no event".into()
-                    } else {
-                        "event header has no id but the stream class declares several events".into()
-                    },
-                })
-            }
-        };
-        let ep = &sp.events[idx];
-        exec::<KEEP>(&ep.context, &mut cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[2] = ev.values.len();
-        exec::<KEEP>(&ep.payload, &mut cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[3] = ev.values.len();
-        if !KEEP {
-            ev.values.clear();
-            ev.bounds = [0; 4];
-        }
-        if cur.pos == start {
-            return Err(Error::Stream {
-                path: file.path.clone(),
-                offset: start / 8,
-                msg: "event occupies no bits: the packet would never end".into(),
-            });
-        }
-        ev.event = idx;
-        ev.ts = sp.clock.map(|_| st.clock);
+        let sp = &trace.class.streams[self.stream];
+        decode_one::<KEEP>(&trace.class, sp, file, st, event, &mut cur)?;
         self.pos = cur.pos;
         Ok(())
     }
+
+    /// For a cursor set to [`StreamCursor::skip_values`], between
+    /// [`StreamCursor::next_skimmed`] calls: decodes and checks the events
+    /// left in the current packet, as `next_skimmed` would, while each one
+    /// has a time (in cycles) of at least `*last` and within `lo..=hi`;
+    /// counts them in `*n` and leaves `*last` at the last one's time. Stops
+    /// at the end of the packet, or before an event that does not meet
+    /// these conditions (left for `next_skimmed`, as are packets and
+    /// notices). Meant for readers that only need to know events are in
+    /// order (`reef check`): no per-event item, one loop per packet.
+    pub fn skim_run(&mut self, last: &mut u64, lo: u64, hi: u64, n: &mut u64) -> Result<(), Error> {
+        if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
+            return Ok(());
+        }
+        let StreamCursor {
+            trace,
+            file,
+            st,
+            event,
+            ..
+        } = self;
+        let file = file.as_deref().unwrap_or_else(|| unreachable!());
+        let sp = &trace.class.streams[self.stream];
+        if sp.clock.is_none() {
+            return Ok(());
+        }
+        let mut cur = Cursor {
+            data: file.data(),
+            base: self.packet.offset * 8,
+            pos: self.pos,
+            end: self.packet.offset * 8 + self.packet.content_bits,
+        };
+        let mut done = 0u64;
+        let mut result = Ok(());
+        while cur.pos < cur.end {
+            let (start, clock) = (cur.pos, st.clock);
+            if let Err(e) = decode_one::<false>(&trace.class, sp, file, st, event, &mut cur) {
+                result = Err(e);
+                break;
+            }
+            let cy = st.clock;
+            if cy < *last || cy < lo || cy > hi {
+                // Decoded again by `next_skimmed`, from the same state.
+                cur.pos = start;
+                st.clock = clock;
+                break;
+            }
+            *last = cy;
+            done += 1;
+        }
+        *n += done;
+        self.pos = cur.pos;
+        result
+    }
+}
+
+/// Decodes the event at `cur` (its four scopes) into `ev`; with `KEEP`
+/// false its values are not kept.
+#[inline(always)]
+fn decode_one<const KEEP: bool>(
+    class: &TraceClass,
+    sp: &crate::trace::StreamPlans,
+    file: &StreamFile,
+    st: &mut State,
+    ev: &mut EventData,
+    cur: &mut Cursor,
+) -> Result<(), Error> {
+    let start = cur.pos;
+    let packet_offset = cur.base / 8;
+    prefetch(cur.data, (start / 8) as usize + PREFETCH_AHEAD);
+    let decode_err = |e| Error::Decode {
+        path: file.path.clone(),
+        packet_offset,
+        err: e,
+    };
+    ev.values.clear();
+    ev.offset = start / 8;
+    st.meanings[Meaning::EventId as usize] = None;
+    st.reset_budget();
+    exec::<KEEP>(&sp.event_header, cur, st, &mut ev.values).map_err(decode_err)?;
+    ev.bounds[0] = ev.values.len();
+    exec::<KEEP>(&sp.event_common_context, cur, st, &mut ev.values).map_err(decode_err)?;
+    ev.bounds[1] = ev.values.len();
+    let idx = match st.meaning(Meaning::EventId) {
+        Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
+            path: file.path.clone(),
+            offset: start / 8,
+            msg: format!(
+                "event id {id} is not declared in stream class {}",
+                class.meta.streams[sp.class].id
+            ),
+        })?,
+        None if sp.events.len() == 1 => 0,
+        None => {
+            return Err(Error::Stream {
+                path: file.path.clone(),
+                offset: start / 8,
+                msg: if sp.events.is_empty() {
+                    "event found in a stream class that declares no event".into()
+                } else {
+                    "event header has no id but the stream class declares several events".into()
+                },
+            })
+        }
+    };
+    let ep = &sp.events[idx];
+    let skimmed = !KEEP && ep.skim.as_ref().is_some_and(|s| s.cross(cur));
+    if !skimmed {
+        exec::<KEEP>(&ep.context, cur, st, &mut ev.values).map_err(decode_err)?;
+        ev.bounds[2] = ev.values.len();
+        exec::<KEEP>(&ep.payload, cur, st, &mut ev.values).map_err(decode_err)?;
+        ev.bounds[3] = ev.values.len();
+    }
+    if !KEEP {
+        ev.values.clear();
+        ev.bounds = [0; 4];
+    }
+    if cur.pos == start {
+        return Err(Error::Stream {
+            path: file.path.clone(),
+            offset: start / 8,
+            msg: "event occupies no bits: the packet would never end".into(),
+        });
+    }
+    ev.event = idx;
+    ev.ts = sp.clock.map(|_| st.clock);
+    Ok(())
 }
 
 /// How far ahead of the event being decoded its stream's bytes are

@@ -22,6 +22,8 @@ pub struct EventPlans {
     pub class: usize,
     pub context: Plan,
     pub payload: Plan,
+    /// The context and payload crossed without their values, when they allow it.
+    pub skim: Option<crate::prog::Skim>,
 }
 
 /// The compiled plans of one stream class.
@@ -126,10 +128,12 @@ impl TraceClass {
                     compile(Scope::EventSpecificContext, &roots, &refs).map_err(|e| e.0)?;
                 let payload = compile(Scope::EventPayload, &roots, &refs).map_err(|e| e.0)?;
                 event_index.insert(ec.id, events.len());
+                let skim = crate::prog::Skim::of(&[&context, &payload]);
                 events.push(EventPlans {
                     class: ei,
                     context,
                     payload,
+                    skim,
                 });
             }
             let dense_len = event_index

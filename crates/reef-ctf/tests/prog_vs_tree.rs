@@ -4,6 +4,9 @@
 //! state and must agree on the outcome, the position, the values, and the
 //! slots, meanings and clock they leave.
 //!
+//! The skims (`prog::Skim`, how `reef check` crosses an event's context
+//! and payload) are compared with those scopes' programs the same way.
+//!
 //! One difference is allowed: an alignment op dropped because the next op
 //! aligns as much reports a truncation as that op's field size instead of
 //! 0 bits (same place, same kind of error).
@@ -162,4 +165,88 @@ fn programs_decode_as_the_tree_does() {
         "{} traces, {plans} plans, {decoded} successful decodes compared",
         dirs.len()
     );
+}
+
+/// Random buffers for `Skim::cross` against the context and payload
+/// programs run one after the other: where the skim crosses, both
+/// programs decode and end at the same position; where it declines,
+/// one of them fails (the error the reader then reports). Returns how
+/// many runs crossed.
+fn compare_skim(
+    ep: &reef_ctf::trace::EventPlans,
+    slots: usize,
+    rng: &mut Rng,
+    what: &str,
+    tries: usize,
+) -> usize {
+    let Some(skim) = &ep.skim else { return 0 };
+    let mut crossed = 0;
+    for _ in 0..tries {
+        let len = rng.below(160) as usize;
+        let zeros = rng.below(4);
+        let data: Vec<u8> = (0..len)
+            .map(|_| {
+                if rng.below(4) < zeros {
+                    0
+                } else {
+                    rng.next() as u8
+                }
+            })
+            .collect();
+        let bytes = len as u64;
+        let base = rng.below(bytes.min(8) + 1) * 8;
+        let pos = base + rng.below(bytes.saturating_sub(base / 8).min(4) + 1) * 8;
+        let end = pos + rng.below((bytes * 8).saturating_sub(pos) + 1);
+        let cur = Cursor {
+            data: &data,
+            base,
+            pos,
+            end,
+        };
+        let mut st = State::new(slots);
+        let mut out = Vec::new();
+        let (mut c1, mut c2) = (cur, cur);
+        let ran = reef_ctf::prog::run(&ep.context, &mut c1, &mut st, &mut out)
+            .and_then(|()| reef_ctf::prog::run(&ep.payload, &mut c1, &mut st, &mut out));
+        let ctx = format!("{what}: data {data:?} base {base} pos {pos} end {end}");
+        if skim.cross(&mut c2) {
+            crossed += 1;
+            assert!(ran.is_ok(), "skim crossed where the programs fail, {ctx}");
+            assert_eq!(c1.pos, c2.pos, "end position differs, {ctx}");
+        } else {
+            assert!(
+                ran.is_err(),
+                "skim declined where the programs decode, {ctx}"
+            );
+            assert_eq!(c2.pos, pos, "a declining skim moved the cursor, {ctx}");
+        }
+    }
+    crossed
+}
+
+#[test]
+fn skims_cross_as_the_programs_do() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    let mut dirs = Vec::new();
+    metadata_dirs(&root, &mut dirs);
+    dirs.sort();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut skims, mut crossed) = (0usize, 0usize);
+    for dir in &dirs {
+        let Ok(class) = TraceClass::load(dir) else {
+            continue;
+        };
+        let name = dir.display().to_string();
+        for sp in &class.streams {
+            for ep in &sp.events {
+                skims += ep.skim.is_some() as usize;
+                crossed += compare_skim(ep, sp.refs.len(), &mut rng, &name, 150);
+            }
+        }
+    }
+    assert!(
+        skims > 100 && crossed > 2000,
+        "{skims} skims, {crossed} crossed"
+    );
+    eprintln!("{skims} skims, {crossed} random crossings compared");
 }
