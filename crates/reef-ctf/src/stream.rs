@@ -522,7 +522,22 @@ impl StreamCursor {
             end: self.packet.offset * 8 + self.packet.content_bits,
         };
         let sp = &trace.class.streams[self.stream];
-        decode_one::<KEEP>(&trace.class, sp, file, st, event, &mut cur)?;
+        event.offset = cur.pos / 8;
+        let idx = decode_one::<KEEP>(
+            &trace.class,
+            sp,
+            file,
+            st,
+            &mut event.values,
+            &mut event.bounds,
+            &mut cur,
+        )?;
+        if !KEEP {
+            event.values.clear();
+            event.bounds = [0; 4];
+        }
+        event.event = idx;
+        event.ts = sp.clock.map(|_| st.clock);
         self.pos = cur.pos;
         Ok(())
     }
@@ -562,7 +577,17 @@ impl StreamCursor {
         let mut result = Ok(());
         while cur.pos < cur.end {
             let (start, clock) = (cur.pos, st.clock);
-            if let Err(e) = decode_one::<false>(&trace.class, sp, file, st, event, &mut cur) {
+            // The event's class, time and values are not wanted: only its
+            // time is, from the clock.
+            if let Err(e) = decode_one::<false>(
+                &trace.class,
+                sp,
+                file,
+                st,
+                &mut event.values,
+                &mut event.bounds,
+                &mut cur,
+            ) {
                 result = Err(e);
                 break;
             }
@@ -582,17 +607,20 @@ impl StreamCursor {
     }
 }
 
-/// Decodes the event at `cur` (its four scopes) into `ev`; with `KEEP`
-/// false its values are not kept.
+/// Decodes the event at `cur` (its four scopes) into `values`, with the
+/// scope bounds in `bounds`, and returns its class (index into
+/// `sp.events`). With `KEEP` false the values are not kept: `values` is
+/// only scratch and `bounds` is left as it is.
 #[inline(always)]
 fn decode_one<const KEEP: bool>(
     class: &TraceClass,
     sp: &crate::trace::StreamPlans,
     file: &StreamFile,
     st: &mut State,
-    ev: &mut EventData,
+    values: &mut Vec<Value>,
+    bounds: &mut [usize; 4],
     cur: &mut Cursor,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let start = cur.pos;
     let packet_offset = cur.base / 8;
     prefetch(cur.data, (start / 8) as usize + PREFETCH_AHEAD);
@@ -601,14 +629,17 @@ fn decode_one<const KEEP: bool>(
         packet_offset,
         err: e,
     };
-    ev.values.clear();
-    ev.offset = start / 8;
+    values.clear();
     st.meanings[Meaning::EventId as usize] = None;
     st.reset_budget();
-    exec::<KEEP>(&sp.event_header, cur, st, &mut ev.values).map_err(decode_err)?;
-    ev.bounds[0] = ev.values.len();
-    exec::<KEEP>(&sp.event_common_context, cur, st, &mut ev.values).map_err(decode_err)?;
-    ev.bounds[1] = ev.values.len();
+    exec::<KEEP>(&sp.event_header, cur, st, values).map_err(decode_err)?;
+    if KEEP {
+        bounds[0] = values.len();
+    }
+    exec::<KEEP>(&sp.event_common_context, cur, st, values).map_err(decode_err)?;
+    if KEEP {
+        bounds[1] = values.len();
+    }
     let idx = match st.meaning(Meaning::EventId) {
         Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
             path: file.path.clone(),
@@ -634,14 +665,14 @@ fn decode_one<const KEEP: bool>(
     let ep = &sp.events[idx];
     let skimmed = !KEEP && ep.skim.as_ref().is_some_and(|s| s.cross(cur));
     if !skimmed {
-        exec::<KEEP>(&ep.context, cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[2] = ev.values.len();
-        exec::<KEEP>(&ep.payload, cur, st, &mut ev.values).map_err(decode_err)?;
-        ev.bounds[3] = ev.values.len();
-    }
-    if !KEEP {
-        ev.values.clear();
-        ev.bounds = [0; 4];
+        exec::<KEEP>(&ep.context, cur, st, values).map_err(decode_err)?;
+        if KEEP {
+            bounds[2] = values.len();
+        }
+        exec::<KEEP>(&ep.payload, cur, st, values).map_err(decode_err)?;
+        if KEEP {
+            bounds[3] = values.len();
+        }
     }
     if cur.pos == start {
         return Err(Error::Stream {
@@ -650,9 +681,7 @@ fn decode_one<const KEEP: bool>(
             msg: "event occupies no bits: the packet would never end".into(),
         });
     }
-    ev.event = idx;
-    ev.ts = sp.clock.map(|_| st.clock);
-    Ok(())
+    Ok(idx)
 }
 
 /// How far ahead of the event being decoded its stream's bytes are
