@@ -11,6 +11,7 @@
 //! This is the "decoder compiled from the metadata" in the form of a tight
 //! interpreter: a typical event is three to six ops.
 
+use crate::bits::{align_up, sign_extend};
 use crate::decode::{decode, decode_fixed, decode_int, Cursor, DecodeError, DecodeErrorKind};
 use crate::decode::{State, Value};
 use crate::plan::{IntOp, Meaning, Node, Plan, NONE};
@@ -48,6 +49,15 @@ pub struct Prog {
     pub ops: Vec<Op>,
     /// Jump tables of the variants.
     pub targets: Vec<u32>,
+    /// Every op is a little-endian integer of 8, 16, 32 or 64 bits (an
+    /// event header like libreef's or barectf's): [`exec`] reads them
+    /// with [`ints`] first.
+    pub all_ints: bool,
+    /// The program is an event header of two integers: an unsigned event
+    /// id of `.0` bytes and an unsigned timestamp of `.1` bytes (4 or 8),
+    /// little-endian, on bytes, with no slot (libreef's header): [`id_ts`]
+    /// reads it with two loads.
+    pub id_ts: Option<(u32, u32)>,
 }
 
 impl Prog {
@@ -58,6 +68,26 @@ impl Prog {
             p.emit(plan, r);
         }
         p.drop_redundant_aligns();
+        p.id_ts = match p.ops[..] {
+            [Op::Int(a), Op::Int(b)]
+                if [a, b]
+                    .iter()
+                    .all(|i| i.le && !i.signed && i.align <= 8 && i.slot == NONE)
+                    && matches!(a.size, 8 | 16 | 32 | 64)
+                    && a.meaning == Meaning::EventId
+                    && !a.clock
+                    && matches!(b.size, 32 | 64)
+                    && b.clock
+                    && b.meaning == Meaning::None =>
+            {
+                Some((a.size / 8, b.size / 8))
+            }
+            _ => None,
+        };
+        p.all_ints = !p.ops.is_empty()
+            && p.ops
+                .iter()
+                .all(|op| matches!(op, Op::Int(i) if i.le && matches!(i.size, 8 | 16 | 32 | 64)));
         p
     }
 
@@ -276,6 +306,59 @@ impl Skim {
     }
 }
 
+/// A [`Skim`] of at most one string packed in one word, for a stream
+/// class's table by event id: the bytes before the string (bits 0-14), the
+/// bytes after it (bits 15-29), and whether there is one (bit 30). Crossing
+/// an event then takes one load from the table after its id, not three
+/// through its class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuickSkim(u32);
+
+impl QuickSkim {
+    /// No quick skim: the event class's [`Skim`], if any, is used.
+    pub const NONE: QuickSkim = QuickSkim(u32::MAX);
+    const STR: u32 = 1 << 30;
+    const MAX: u32 = (1 << 15) - 1;
+
+    pub fn of(skim: Option<&Skim>) -> QuickSkim {
+        match skim.map(|s| &s.parts[..]) {
+            Some(&[a]) if a <= Self::MAX => QuickSkim(a),
+            Some(&[a, b]) if a <= Self::MAX && b <= Self::MAX => QuickSkim(a | b << 15 | Self::STR),
+            _ => Self::NONE,
+        }
+    }
+
+    /// As [`Skim::cross`].
+    #[inline(always)]
+    pub fn cross(self, cur: &mut Cursor) -> bool {
+        if self == Self::NONE || !(cur.pos | cur.base).is_multiple_of(8) {
+            return false;
+        }
+        let mut pos = cur.pos;
+        let fits = |pos: u64, bytes: u32| pos <= cur.end && cur.end - pos >= u64::from(bytes) * 8;
+        let a = self.0 & Self::MAX;
+        if !fits(pos, a) {
+            return false;
+        }
+        pos += u64::from(a) * 8;
+        if self.0 & Self::STR != 0 {
+            let start = (pos / 8) as usize;
+            let end = ((cur.end / 8) as usize).min(cur.data.len());
+            match cur.data.get(start..end).and_then(find_nul) {
+                Some(len) => pos += (len as u64 + 1) * 8,
+                None => return false,
+            }
+            let b = (self.0 >> 15) & Self::MAX;
+            if !fits(pos, b) {
+                return false;
+            }
+            pos += u64::from(b) * 8;
+        }
+        cur.pos = pos;
+        true
+    }
+}
+
 /// The index of the first NUL byte: most strings of a trace are short,
 /// so the first 8 bytes are tested as one word before calling `memchr`.
 #[inline(always)]
@@ -302,6 +385,125 @@ pub fn run(
     exec::<true>(plan, cur, st, out)
 }
 
+/// Reads an event header of the [`Prog::id_ts`] shape `(id, ts)` (in
+/// bytes) as [`ints`] would: the id, with its meaning set and the clock
+/// updated. `None`, with nothing changed, when the cursor is not on a byte
+/// or the header does not fit with 8 bytes to spare in the data (the last
+/// events of a file then take the general way).
+#[inline(always)]
+pub(crate) fn id_ts<const KEEP: bool>(
+    (id, ts): (u32, u32),
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Option<u64> {
+    let bits = u64::from(id + ts) * 8;
+    if !(cur.pos | cur.base).is_multiple_of(8) || cur.pos > cur.end || cur.end - cur.pos < bits {
+        return None;
+    }
+    let b = (cur.pos / 8) as usize;
+    let word = |at: usize| -> Option<u64> {
+        let w = cur.data.get(at..at + 8)?;
+        Some(u64::from_le_bytes(w.try_into().ok()?))
+    };
+    let mask = |bytes: u32| u64::MAX >> (64 - 8 * bytes);
+    let v_id = word(b)? & mask(id);
+    let v_ts = word(b + id as usize)? & mask(ts);
+    st.meanings.set(Meaning::EventId, v_id);
+    st.update_clock(v_ts, ts * 8);
+    if KEEP {
+        out.push(Value::U(v_id));
+        out.push(Value::U(v_ts));
+    }
+    cur.pos += bits;
+    Some(v_id)
+}
+
+/// Runs a program of byte-sized little-endian integers ([`Prog::all_ints`])
+/// without the interpreter: the same values, slots, meanings and clock.
+/// Returns the event id it read, if any (also in the meanings: returned, the
+/// value need not make a round trip through memory on the way to the event's
+/// class). `None`, with `cur`, `out` and the clock unchanged, when the cursor
+/// is not on a byte or the integers do not fit: the interpreter then decodes
+/// them (and reports the error).
+#[inline(always)]
+pub(crate) fn ints<const KEEP: bool>(
+    ops: &[Op],
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Option<Option<u64>> {
+    if !(cur.pos | cur.base).is_multiple_of(8) {
+        return None;
+    }
+    let mut id = None;
+    let (clock, len) = (st.clock, out.len());
+    let mut pos = cur.pos;
+    for op in ops {
+        let Op::Int(i) = *op else {
+            return None;
+        };
+        // Alignments of a byte or less hold on a byte.
+        if i.align > 8 {
+            pos = cur.base + align_up(pos - cur.base, i.align);
+        }
+        let b = (pos / 8) as usize;
+        let raw = if pos > cur.end || cur.end - pos < u64::from(i.size) {
+            None
+        } else {
+            match i.size {
+                8 => cur.data.get(b).map(|&v| u64::from(v)),
+                16 => cur
+                    .data
+                    .get(b..b + 2)
+                    .map(|w| u64::from(u16::from_le_bytes([w[0], w[1]]))),
+                32 => cur
+                    .data
+                    .get(b..b + 4)
+                    .and_then(|w| w.try_into().ok())
+                    .map(|w| u64::from(u32::from_le_bytes(w))),
+                _ => cur
+                    .data
+                    .get(b..b + 8)
+                    .and_then(|w| w.try_into().ok())
+                    .map(u64::from_le_bytes),
+            }
+        };
+        let Some(raw) = raw else {
+            st.clock = clock;
+            out.truncate(len);
+            return None;
+        };
+        pos += u64::from(i.size);
+        let v = if i.signed {
+            let s = sign_extend(raw, i.size);
+            if i.slot != NONE {
+                st.slots[i.slot as usize] = i128::from(s);
+            }
+            Value::I(s)
+        } else {
+            if i.slot != NONE {
+                st.slots[i.slot as usize] = i128::from(raw);
+            }
+            Value::U(raw)
+        };
+        if i.clock {
+            st.update_clock(raw, i.size);
+        }
+        if i.meaning != Meaning::None {
+            st.meanings.set(i.meaning, raw);
+            if i.meaning == Meaning::EventId {
+                id = Some(raw);
+            }
+        }
+        if KEEP {
+            out.push(v);
+        }
+    }
+    cur.pos = pos;
+    Some(id)
+}
+
 /// The interpreter, inlined where it is called (each copy predicts its
 /// own scope's ops). With `KEEP` false the values are not wanted: fixed
 /// runs that set no slot, clock or meaning are only checked and skipped,
@@ -315,6 +517,14 @@ pub(crate) fn exec<const KEEP: bool>(
 ) -> Result<(), DecodeError> {
     let prog = &plan.prog;
     let ops = &prog.ops[..];
+    if let Some(shape) = prog.id_ts {
+        if id_ts::<KEEP>(shape, cur, st, out).is_some() {
+            return Ok(());
+        }
+    }
+    if prog.all_ints && ints::<KEEP>(ops, cur, st, out).is_some() {
+        return Ok(());
+    }
     let mut pc = 0usize;
     while let Some(&op) = ops.get(pc) {
         pc += 1;

@@ -630,17 +630,35 @@ fn decode_one<const KEEP: bool>(
         err: e,
     };
     values.clear();
-    st.meanings[Meaning::EventId as usize] = None;
+    st.meanings.unset(Meaning::EventId);
     st.reset_budget();
-    exec::<KEEP>(&sp.event_header, cur, st, values).map_err(decode_err)?;
+    let header = &sp.event_header;
+    let read = match header.prog.id_ts {
+        Some(shape) => crate::prog::id_ts::<KEEP>(shape, cur, st, values).map(Some),
+        None if header.prog.all_ints => {
+            crate::prog::ints::<KEEP>(&header.prog.ops, cur, st, values)
+        }
+        None => None,
+    };
+    if read.is_none() {
+        exec::<KEEP>(header, cur, st, values).map_err(decode_err)?;
+    }
     if KEEP {
         bounds[0] = values.len();
     }
-    exec::<KEEP>(&sp.event_common_context, cur, st, values).map_err(decode_err)?;
+    let common = &sp.event_common_context;
+    if !common.prog.ops.is_empty() {
+        exec::<KEEP>(common, cur, st, values).map_err(decode_err)?;
+    }
     if KEEP {
         bounds[1] = values.len();
     }
-    let idx = match st.meaning(Meaning::EventId) {
+    let id = match read {
+        // Read from the header, unless the common context sets it again.
+        Some(id) if common.prog.ops.is_empty() => id,
+        _ => st.meaning(Meaning::EventId),
+    };
+    let idx = match id {
         Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
             path: file.path.clone(),
             offset: start / 8,
@@ -663,7 +681,11 @@ fn decode_one<const KEEP: bool>(
         }
     };
     let ep = &sp.events[idx];
-    let skimmed = !KEEP && ep.skim.as_ref().is_some_and(|s| s.cross(cur));
+    let skimmed = !KEEP
+        && (id
+            .and_then(|id| sp.skim_dense.get(id as usize))
+            .is_some_and(|q| q.cross(cur))
+            || ep.skim.as_ref().is_some_and(|s| s.cross(cur)));
     if !skimmed {
         exec::<KEEP>(&ep.context, cur, st, values).map_err(decode_err)?;
         if KEEP {

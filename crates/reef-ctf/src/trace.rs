@@ -42,6 +42,8 @@ pub struct StreamPlans {
     pub event_index: HashMap<u64, usize>,
     /// The same for ids below 4096, as a table (NONE: no such event).
     pub event_dense: Vec<u32>,
+    /// The quick skim of each event class, by id as `event_dense`.
+    pub skim_dense: Vec<crate::prog::QuickSkim>,
     /// The stream's default clock (index into `Metadata::clocks`): the clock
     /// its timestamps are mapped to.
     pub clock: Option<usize>,
@@ -148,6 +150,13 @@ impl TraceClass {
                     event_dense[id as usize] = i as u32;
                 }
             }
+            let skim_dense = event_dense
+                .iter()
+                .map(|&i| match events.get(i as usize) {
+                    Some(e) => crate::prog::QuickSkim::of(e.skim.as_ref()),
+                    None => crate::prog::QuickSkim::NONE,
+                })
+                .collect();
             let clock =
                 first_clock_of(sc).and_then(|name| meta.clocks.iter().position(|c| c.name == name));
             streams.push(StreamPlans {
@@ -160,6 +169,7 @@ impl TraceClass {
                 events,
                 event_index,
                 event_dense,
+                skim_dense,
                 clock,
             });
         }

@@ -93,7 +93,8 @@ fn compare(plan: &Plan, slots: usize, rng: &mut Rng, what: &str, tries: usize) -
         match (&r1, &r2) {
             (Ok(()), Ok(())) => {
                 ok += 1;
-                assert_eq!(o1, o2, "values differ, {ctx}");
+                // Compared as printed: a NaN equals itself there.
+                assert_eq!(format!("{o1:?}"), format!("{o2:?}"), "values differ, {ctx}");
                 assert_eq!(c1.pos, c2.pos, "end position differs, {ctx}");
                 assert_eq!(s1.slots, s2.slots, "slots differ, {ctx}");
                 assert_eq!(s1.meanings, s2.meanings, "meanings differ, {ctx}");
@@ -123,6 +124,8 @@ fn programs_decode_as_the_tree_does() {
     );
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut plans, mut decoded) = (0usize, 0usize);
+    // Plans that take the interpreter's two shortcuts.
+    let (mut id_ts, mut all_ints) = (0usize, 0usize);
     for dir in &dirs {
         // Metadata that does not load is the parser's tests' business.
         let Ok(class) = TraceClass::load(dir) else {
@@ -147,6 +150,13 @@ fn programs_decode_as_the_tree_does() {
                 ("common context", &sp.event_common_context),
             ] {
                 plans += 1;
+                id_ts += p.prog.id_ts.is_some() as usize;
+                all_ints += p.prog.all_ints as usize;
+                // The shortcuts are rare in this material: more runs each.
+                let tries = match p.prog.id_ts.is_some() || p.prog.all_ints {
+                    true => tries * 20,
+                    false => tries,
+                };
                 decoded += compare(p, n, &mut rng, &format!("{name} {what}"), tries);
             }
             for ep in &sp.events {
@@ -156,13 +166,14 @@ fn programs_decode_as_the_tree_does() {
             }
         }
     }
-    // The comparison must have exercised real decoding, not only errors.
+    // The comparison must have exercised real decoding, not only errors,
+    // and both shortcuts.
     assert!(
-        plans > 200 && decoded > 5000,
-        "{plans} plans, {decoded} decoded"
+        plans > 200 && decoded > 5000 && id_ts > 0 && all_ints > 0,
+        "{plans} plans ({id_ts} id+timestamp headers, {all_ints} of integers only), {decoded} decoded"
     );
     eprintln!(
-        "{} traces, {plans} plans, {decoded} successful decodes compared",
+        "{} traces, {plans} plans ({id_ts} id+timestamp headers, {all_ints} of integers only), {decoded} successful decodes compared",
         dirs.len()
     );
 }
@@ -249,4 +260,46 @@ fn skims_cross_as_the_programs_do() {
         "{skims} skims, {crossed} crossed"
     );
     eprintln!("{skims} skims, {crossed} random crossings compared");
+}
+
+/// The id + timestamp header shortcut (`Prog::id_ts`, libreef's header)
+/// for every id and timestamp size it takes, against the tree decoder:
+/// the conformance material has only one such header.
+#[test]
+fn id_timestamp_headers_decode_as_the_tree_does() {
+    let dir = std::env::temp_dir().join(format!("reef-id-ts-{}", std::process::id()));
+    let mut rng = Rng(0x853c_49e6_748f_ea9b);
+    let mut decoded = 0;
+    for id in [8, 16, 32, 64] {
+        for ts in [32, 64] {
+            std::fs::create_dir_all(&dir).unwrap();
+            let tsdl = format!(
+                "/* CTF 1.8 */\n\
+                 trace {{ major = 1; minor = 8; byte_order = le; }};\n\
+                 clock {{ name = c; freq = 1000000000; }};\n\
+                 stream {{ event.header := struct {{\n\
+                   integer {{ size = {id}; align = 8; signed = false; }} id;\n\
+                   integer {{ size = {ts}; align = 8; signed = false; map = clock.c.value; }} timestamp;\n\
+                 }}; }};\n\
+                 event {{ name = e; id = 0; fields := struct {{ integer {{ size = 8; align = 8; signed = false; }} x; }}; }};\n"
+            );
+            std::fs::write(dir.join("metadata"), tsdl).unwrap();
+            let class = TraceClass::load(&dir).unwrap();
+            let sp = &class.streams[0];
+            assert_eq!(
+                sp.event_header.prog.id_ts,
+                Some((id / 8, ts / 8)),
+                "id {id}, timestamp {ts}"
+            );
+            decoded += compare(
+                &sp.event_header,
+                sp.refs.len(),
+                &mut rng,
+                &format!("id {id}, timestamp {ts}"),
+                4000,
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(decoded > 8000, "{decoded} decoded");
 }
