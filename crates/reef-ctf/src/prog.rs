@@ -58,6 +58,85 @@ pub struct Prog {
     /// little-endian, on bytes, with no slot (libreef's header): [`id_ts`]
     /// reads it with two loads.
     pub id_ts: Option<(u32, u32)>,
+    /// The program is an LTTng event header (compact or large): see
+    /// [`Tagged`].
+    pub tagged: Option<Tagged>,
+}
+
+/// LTTng's event headers: an id of `tag` bits, and a variant on it whose
+/// option 0 (every id but the largest) is a timestamp of `ts` bits right
+/// after it, and whose option 1 (the largest id) is a 32-bit id then a
+/// 64-bit timestamp from byte `ext / 8`. All little-endian and unsigned,
+/// read from a byte: the compact header (5-bit id, 27-bit timestamp) and
+/// the large one (16 bits, 32 bits). [`tagged`] reads it with one load
+/// (three for the extended form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tagged {
+    pub tag: u32,
+    pub slot: u32,
+    /// Where option 0's timestamp starts, in bits.
+    pub ts_at: u32,
+    pub ts: u32,
+    /// Where option 1's id starts, in bits (a whole byte).
+    pub ext: u32,
+}
+
+impl Tagged {
+    fn of(p: &Prog, plan: &Plan) -> Option<Tagged> {
+        let plain = |i: &IntOp| i.le && !i.signed && i.slot == NONE;
+        let [Op::Int(t), Op::Variant {
+            tag_slot,
+            sel_first,
+            sel_count,
+            table,
+        }, Op::Int(e_id), Op::Int(e_ts), Op::Jump { to: 6 }, Op::Int(c_ts)] = p.ops[..]
+        else {
+            return None;
+        };
+        let max = (1i128 << t.size) - 1;
+        let sels = plan
+            .selectors
+            .get(sel_first as usize..(sel_first + sel_count) as usize)?;
+        let selects = |lo: i128, hi: i128, option: u32| {
+            sels.iter()
+                .any(|s| s.lo == lo && s.hi == hi && s.option == option)
+        };
+        let ts_at = align_up(u64::from(t.size), c_ts.align) as u32;
+        let ext = align_up(u64::from(t.size), e_id.align.max(8)) as u32;
+        let ok = t.le
+            && !t.signed
+            && t.align <= 8
+            && matches!(t.size, 5 | 16)
+            && t.slot == tag_slot
+            && t.slot != NONE
+            && t.meaning == Meaning::EventId
+            && !t.clock
+            && sels.len() == 2
+            && selects(0, max - 1, 0)
+            && selects(max, max, 1)
+            && p.targets.get(table as usize..table as usize + 2) == Some(&[5, 2][..])
+            && plain(&c_ts)
+            && c_ts.clock
+            && c_ts.meaning == Meaning::None
+            && ts_at + c_ts.size <= 64
+            && plain(&e_id)
+            && e_id.size == 32
+            && e_id.align <= 8
+            && e_id.meaning == Meaning::EventId
+            && !e_id.clock
+            && plain(&e_ts)
+            && e_ts.size == 64
+            && e_ts.align <= 8
+            && e_ts.clock
+            && e_ts.meaning == Meaning::None;
+        ok.then_some(Tagged {
+            tag: t.size,
+            slot: t.slot,
+            ts_at,
+            ts: c_ts.size,
+            ext,
+        })
+    }
 }
 
 impl Prog {
@@ -84,6 +163,7 @@ impl Prog {
             }
             _ => None,
         };
+        p.tagged = Tagged::of(&p, plan);
         p.all_ints = !p.ops.is_empty()
             && p.ops
                 .iter()
@@ -419,6 +499,55 @@ pub(crate) fn id_ts<const KEEP: bool>(
     Some(v_id)
 }
 
+/// Reads an event header of the [`Tagged`] shape as the interpreter would:
+/// the same values, slot, meaning and clock; returns the event id. `None`,
+/// with nothing changed, when the cursor is not on a byte or the header
+/// does not fit with 8 bytes to spare in the data.
+#[inline(always)]
+pub(crate) fn tagged<const KEEP: bool>(
+    h: Tagged,
+    cur: &mut Cursor,
+    st: &mut State,
+    out: &mut Vec<Value>,
+) -> Option<u64> {
+    if !(cur.pos | cur.base).is_multiple_of(8) || cur.pos > cur.end {
+        return None;
+    }
+    let b = (cur.pos / 8) as usize;
+    let word = |at: usize| -> Option<u64> {
+        let w = cur.data.get(at..at + 8)?;
+        Some(u64::from_le_bytes(w.try_into().ok()?))
+    };
+    let mask = |bits: u32| u64::MAX >> (64 - bits);
+    let left = cur.end - cur.pos;
+    let w = word(b)?;
+    let tag = w & mask(h.tag);
+    let (id, ts, ts_bits, bits, option) = if tag != mask(h.tag) {
+        let ts = (w >> h.ts_at) & mask(h.ts);
+        (tag, ts, h.ts, h.ts_at + h.ts, 0)
+    } else {
+        let at = b + (h.ext / 8) as usize;
+        let (id, ts) = (word(at)? & mask(32), word(at + 4)?);
+        (id, ts, 64, h.ext + 96, 1)
+    };
+    if left < u64::from(bits) {
+        return None;
+    }
+    st.slots[h.slot as usize] = i128::from(tag);
+    st.meanings.set(Meaning::EventId, id);
+    st.update_clock(ts, ts_bits);
+    if KEEP {
+        out.push(Value::U(tag));
+        out.push(Value::Opt(option));
+        if option == 1 {
+            out.push(Value::U(id));
+        }
+        out.push(Value::U(ts));
+    }
+    cur.pos += u64::from(bits);
+    Some(id)
+}
+
 /// Runs a program of byte-sized little-endian integers ([`Prog::all_ints`])
 /// without the interpreter: the same values, slots, meanings and clock.
 /// Returns the event id it read, if any (also in the meanings: returned, the
@@ -519,6 +648,11 @@ pub(crate) fn exec<const KEEP: bool>(
     let ops = &prog.ops[..];
     if let Some(shape) = prog.id_ts {
         if id_ts::<KEEP>(shape, cur, st, out).is_some() {
+            return Ok(());
+        }
+    }
+    if let Some(h) = prog.tagged {
+        if tagged::<KEEP>(h, cur, st, out).is_some() {
             return Ok(());
         }
     }

@@ -635,6 +635,11 @@ fn decode_one<const KEEP: bool>(
     let header = &sp.event_header;
     let read = match header.prog.id_ts {
         Some(shape) => crate::prog::id_ts::<KEEP>(shape, cur, st, values).map(Some),
+        None if header.prog.tagged.is_some() => header
+            .prog
+            .tagged
+            .and_then(|h| crate::prog::tagged::<KEEP>(h, cur, st, values))
+            .map(Some),
         None if header.prog.all_ints => {
             crate::prog::ints::<KEEP>(&header.prog.ops, cur, st, values)
         }

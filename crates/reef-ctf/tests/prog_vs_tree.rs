@@ -125,7 +125,7 @@ fn programs_decode_as_the_tree_does() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut plans, mut decoded) = (0usize, 0usize);
     // Plans that take the interpreter's two shortcuts.
-    let (mut id_ts, mut all_ints) = (0usize, 0usize);
+    let (mut id_ts, mut all_ints, mut tagged) = (0usize, 0usize, 0usize);
     for dir in &dirs {
         // Metadata that does not load is the parser's tests' business.
         let Ok(class) = TraceClass::load(dir) else {
@@ -151,12 +151,14 @@ fn programs_decode_as_the_tree_does() {
             ] {
                 plans += 1;
                 id_ts += p.prog.id_ts.is_some() as usize;
+                tagged += p.prog.tagged.is_some() as usize;
                 all_ints += p.prog.all_ints as usize;
                 // The shortcuts are rare in this material: more runs each.
-                let tries = match p.prog.id_ts.is_some() || p.prog.all_ints {
-                    true => tries * 20,
-                    false => tries,
-                };
+                let tries =
+                    match p.prog.id_ts.is_some() || p.prog.all_ints || p.prog.tagged.is_some() {
+                        true => tries * 20,
+                        false => tries,
+                    };
                 decoded += compare(p, n, &mut rng, &format!("{name} {what}"), tries);
             }
             for ep in &sp.events {
@@ -169,11 +171,11 @@ fn programs_decode_as_the_tree_does() {
     // The comparison must have exercised real decoding, not only errors,
     // and both shortcuts.
     assert!(
-        plans > 200 && decoded > 5000 && id_ts > 0 && all_ints > 0,
-        "{plans} plans ({id_ts} id+timestamp headers, {all_ints} of integers only), {decoded} decoded"
+        plans > 200 && decoded > 5000 && id_ts > 0 && all_ints > 0 && tagged > 0,
+        "{plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers, {all_ints} of integers only), {decoded} decoded"
     );
     eprintln!(
-        "{} traces, {plans} plans ({id_ts} id+timestamp headers, {all_ints} of integers only), {decoded} successful decodes compared",
+        "{} traces, {plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers, {all_ints} of integers only), {decoded} successful decodes compared",
         dirs.len()
     );
 }
