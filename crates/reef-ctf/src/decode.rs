@@ -61,41 +61,13 @@ pub struct DecodeError {
 /// them.
 pub const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
 
-/// The values of the fields with a special meaning: plain words and a
-/// mask of those set, so that a value stored while decoding an event header
-/// is read back by a load the processor forwards from the store (an
-/// `Option<u64>` written as two words and read as one pair is not).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Meanings {
-    set: u32,
-    val: [u64; MEANINGS],
-}
-
-impl Meanings {
-    #[inline(always)]
-    pub fn get(&self, m: Meaning) -> Option<u64> {
-        (self.set & (1 << m as u32) != 0).then(|| self.val[m as usize])
-    }
-
-    #[inline(always)]
-    pub fn set(&mut self, m: Meaning, v: u64) {
-        self.val[m as usize] = v;
-        self.set |= 1 << m as u32;
-    }
-
-    #[inline(always)]
-    pub fn unset(&mut self, m: Meaning) {
-        self.set &= !(1 << m as u32);
-    }
-}
-
 /// Per-stream decoding state that outlives a single scope.
 #[derive(Debug, Clone)]
 pub struct State {
     /// Values of the fields that sequence lengths / variant tags refer to.
     pub slots: Vec<i128>,
     /// Values of the fields with a special meaning seen since the last reset.
-    pub meanings: Meanings,
+    pub meanings: [Option<u64>; MEANINGS],
     pub uuid: Option<[u8; 16]>,
     /// The stream's current clock value, in cycles.
     pub clock: u64,
@@ -109,7 +81,7 @@ impl State {
     pub fn new(slots: usize) -> State {
         State {
             slots: vec![0; slots],
-            meanings: Meanings::default(),
+            meanings: [None; MEANINGS],
             uuid: None,
             clock: 0,
             empty_budget: MAX_EMPTY_ELEMENTS,
@@ -122,9 +94,8 @@ impl State {
         self.empty_budget = MAX_EMPTY_ELEMENTS;
     }
 
-    #[inline(always)]
     pub fn meaning(&self, m: Meaning) -> Option<u64> {
-        self.meanings.get(m)
+        self.meanings[m as usize]
     }
 
     /// Updates the clock with a `size`-bit sample, assuming at most one
@@ -389,7 +360,7 @@ pub(crate) fn decode_int(i: IntOp, cur: &mut Cursor, st: &mut State) -> Result<V
         st.update_clock(raw, size);
     }
     if meaning != Meaning::None {
-        st.meanings.set(meaning, raw);
+        st.meanings[meaning as usize] = Some(raw);
     }
     Ok(v)
 }
@@ -483,7 +454,7 @@ fn decode_fixed_leaves(run: &FixedRun, cur: &mut Cursor, st: &mut State, out: &m
             st.update_clock(raw, op.size);
         }
         if op.meaning != Meaning::None {
-            st.meanings.set(op.meaning, raw);
+            st.meanings[op.meaning as usize] = Some(raw);
         }
         out.push(v);
     }

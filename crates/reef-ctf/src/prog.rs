@@ -489,7 +489,7 @@ pub(crate) fn id_ts<const KEEP: bool>(
     let mask = |bytes: u32| u64::MAX >> (64 - 8 * bytes);
     let v_id = word(b)? & mask(id);
     let v_ts = word(b + id as usize)? & mask(ts);
-    st.meanings.set(Meaning::EventId, v_id);
+    st.meanings[Meaning::EventId as usize] = Some(v_id);
     st.update_clock(v_ts, ts * 8);
     if KEEP {
         out.push(Value::U(v_id));
@@ -534,7 +534,7 @@ pub(crate) fn tagged<const KEEP: bool>(
         return None;
     }
     st.slots[h.slot as usize] = i128::from(tag);
-    st.meanings.set(Meaning::EventId, id);
+    st.meanings[Meaning::EventId as usize] = Some(id);
     st.update_clock(ts, ts_bits);
     if KEEP {
         out.push(Value::U(tag));
@@ -620,7 +620,7 @@ pub(crate) fn ints<const KEEP: bool>(
             st.update_clock(raw, i.size);
         }
         if i.meaning != Meaning::None {
-            st.meanings.set(i.meaning, raw);
+            st.meanings[i.meaning as usize] = Some(raw);
             if i.meaning == Meaning::EventId {
                 id = Some(raw);
             }

@@ -630,7 +630,7 @@ fn decode_one<const KEEP: bool>(
         err: e,
     };
     values.clear();
-    st.meanings.unset(Meaning::EventId);
+    st.meanings[Meaning::EventId as usize] = None;
     st.reset_budget();
     let header = &sp.event_header;
     let read = match header.prog.id_ts {
