@@ -80,6 +80,32 @@ struct Key {
     cursor: usize,
 }
 
+impl Key {
+    /// The key as one number of the same order, for the scan of at most
+    /// [`SCAN_MAX`] streams (rank and cursor below 2^24): a minimum found
+    /// without a branch per stream, which streams whose events alternate
+    /// (one per thread) would mispredict.
+    fn pack(self) -> u128 {
+        debug_assert!(self.rank < 1 << 24 && self.cursor < 1 << 24);
+        (u128::from(self.ns as u64 ^ 1 << 63) << 64)
+            | ((self.rank as u128) << 32)
+            | (u128::from(self.kind) << 24)
+            | self.cursor as u128
+    }
+
+    fn unpack(p: u128) -> Key {
+        Key {
+            ns: ((p >> 64) as u64 ^ 1 << 63) as i64,
+            rank: ((p >> 32) & 0xff_ffff) as usize,
+            kind: (p >> 24) as u8,
+            cursor: (p & 0xff_ffff) as usize,
+        }
+    }
+}
+
+/// No key in [`Muxer::keys`] (not a packed key: cursors are below 2^24).
+const NO_KEY: u128 = u128::MAX;
+
 /// Merges the streams of several traces in timestamp order.
 pub struct Muxer {
     cursors: Vec<StreamCursor>,
@@ -96,7 +122,9 @@ pub struct Muxer {
     /// Formats events on the worker threads (see [`Muxer::render_with`]).
     render: Option<parallel::RenderFactory>,
     /// Current key of each cursor, when few streams (a scan beats a heap).
-    keys: Vec<Option<Key>>,
+    /// Each stream's current key, packed ([`Key::pack`]; [`NO_KEY`]: none),
+    /// with at most [`SCAN_MAX`] streams.
+    keys: Vec<u128>,
     heap: BinaryHeap<Reverse<Key>>,
     /// Cursor whose item was handed out last and must advance next.
     advance: Option<usize>,
@@ -164,7 +192,7 @@ impl Muxer {
             feed: None,
             clocks,
             render: None,
-            keys: vec![None; n],
+            keys: vec![NO_KEY; n],
             heap: BinaryHeap::with_capacity(n),
             advance: None,
             started: false,
@@ -288,7 +316,7 @@ impl Muxer {
         };
         self.items[i] = item;
         let Some(item) = item else {
-            self.keys[i] = None;
+            self.keys[i] = NO_KEY;
             return Ok(());
         };
         if let Some(ns) = ns {
@@ -305,7 +333,7 @@ impl Muxer {
             cursor: i,
         };
         if self.cursors.len() <= SCAN_MAX {
-            self.keys[i] = Some(key);
+            self.keys[i] = key.pack();
         } else {
             self.heap.push(Reverse(key));
         }
@@ -336,16 +364,13 @@ impl Muxer {
 
     fn pop_min(&mut self) -> Option<Key> {
         if self.cursors.len() <= SCAN_MAX {
-            let mut best: Option<Key> = None;
-            for k in self.keys.iter().flatten() {
-                if best.is_none_or(|b| *k < b) {
-                    best = Some(*k);
-                }
+            let best = self.keys.iter().fold(NO_KEY, |b, &k| b.min(k));
+            if best == NO_KEY {
+                return None;
             }
-            if let Some(b) = best {
-                self.keys[b.cursor] = None;
-            }
-            best
+            let k = Key::unpack(best);
+            self.keys[k.cursor] = NO_KEY;
+            Some(k)
         } else {
             self.heap.pop().map(|Reverse(k)| k)
         }
@@ -468,6 +493,42 @@ fn cycles_to_ns(cycles: u64, freq: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_keys_order_as_keys() {
+        let ns = [
+            i64::MIN,
+            -5,
+            -1,
+            0,
+            1,
+            7,
+            1_700_000_000_000_000_000,
+            i64::MAX,
+        ];
+        let mut keys = Vec::new();
+        for &ns in &ns {
+            for rank in [0, 1, 7] {
+                for kind in [0u8, 1, 2] {
+                    for cursor in [0, 3, 7] {
+                        keys.push(Key {
+                            ns,
+                            rank,
+                            kind,
+                            cursor,
+                        });
+                    }
+                }
+            }
+        }
+        for a in &keys {
+            assert_eq!(Key::unpack(a.pack()), *a);
+            assert!(a.pack() < NO_KEY);
+            for b in &keys {
+                assert_eq!(a.cmp(b), a.pack().cmp(&b.pack()), "{a:?} vs {b:?}");
+            }
+        }
+    }
 
     #[test]
     fn clock_conv_matches_the_model() {
