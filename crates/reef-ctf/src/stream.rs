@@ -504,9 +504,10 @@ impl StreamCursor {
         self.decode_event::<KEEP>()
     }
 
+    /// What decoding an event at `self.pos` borrows, field by field (no
+    /// reference count changes per event).
     #[inline(always)]
-    fn decode_event<const KEEP: bool>(&mut self) -> Result<(), Error> {
-        // Borrowed field by field: no reference count changes per event.
+    fn event_parts(&mut self) -> EventParts<'_> {
         let StreamCursor {
             trace,
             file,
@@ -515,23 +516,24 @@ impl StreamCursor {
             ..
         } = self;
         let file = file.as_deref().unwrap_or_else(|| unreachable!());
-        let mut cur = Cursor {
-            data: file.data(),
-            base: self.packet.offset * 8,
-            pos: self.pos,
-            end: self.packet.offset * 8 + self.packet.content_bits,
-        };
-        let sp = &trace.class.streams[self.stream];
-        event.offset = cur.pos / 8;
-        let idx = decode_one::<KEEP>(
-            &trace.class,
-            sp,
+        EventParts {
+            class: &trace.class,
+            sp: &trace.class.streams[self.stream],
             file,
             st,
-            &mut event.values,
-            &mut event.bounds,
-            &mut cur,
-        )?;
+            event,
+            cur: packet_cursor(file.data(), &self.packet, self.pos),
+        }
+    }
+
+    #[inline(always)]
+    fn decode_event<const KEEP: bool>(&mut self) -> Result<(), Error> {
+        let mut p = self.event_parts();
+        p.event.offset = p.cur.pos / 8;
+        let idx = p.decode::<KEEP>()?;
+        let EventParts {
+            sp, st, event, cur, ..
+        } = p;
         if !KEEP {
             event.values.clear();
             event.bounds = [0; 4];
@@ -555,55 +557,70 @@ impl StreamCursor {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
             return Ok(());
         }
-        let StreamCursor {
-            trace,
-            file,
-            st,
-            event,
-            ..
-        } = self;
-        let file = file.as_deref().unwrap_or_else(|| unreachable!());
-        let sp = &trace.class.streams[self.stream];
-        if sp.clock.is_none() {
+        let mut p = self.event_parts();
+        if p.sp.clock.is_none() {
             return Ok(());
         }
-        let mut cur = Cursor {
-            data: file.data(),
-            base: self.packet.offset * 8,
-            pos: self.pos,
-            end: self.packet.offset * 8 + self.packet.content_bits,
-        };
         let mut done = 0u64;
         let mut result = Ok(());
-        while cur.pos < cur.end {
-            let (start, clock) = (cur.pos, st.clock);
+        while p.cur.pos < p.cur.end {
+            let (start, clock) = (p.cur.pos, p.st.clock);
             // The event's class, time and values are not wanted: only its
             // time is, from the clock.
-            if let Err(e) = decode_one::<false>(
-                &trace.class,
-                sp,
-                file,
-                st,
-                &mut event.values,
-                &mut event.bounds,
-                &mut cur,
-            ) {
+            if let Err(e) = p.decode::<false>() {
                 result = Err(e);
                 break;
             }
-            let cy = st.clock;
+            let cy = p.st.clock;
             if cy < *last || cy < lo || cy > hi {
                 // Decoded again by `next_skimmed`, from the same state.
-                cur.pos = start;
-                st.clock = clock;
+                p.cur.pos = start;
+                p.st.clock = clock;
                 break;
             }
             *last = cy;
             done += 1;
         }
         *n += done;
-        self.pos = cur.pos;
+        self.pos = p.cur.pos;
         result
+    }
+}
+
+/// The parts of a [`StreamCursor`] that decoding its current event uses.
+struct EventParts<'a> {
+    class: &'a TraceClass,
+    sp: &'a crate::trace::StreamPlans,
+    file: &'a StreamFile,
+    st: &'a mut State,
+    event: &'a mut EventData,
+    cur: Cursor<'a>,
+}
+
+impl EventParts<'_> {
+    /// [`decode_one`] at the cursor, into the event's values and bounds.
+    #[inline(always)]
+    fn decode<const KEEP: bool>(&mut self) -> Result<usize, Error> {
+        decode_one::<KEEP>(
+            self.class,
+            self.sp,
+            self.file,
+            self.st,
+            &mut self.event.values,
+            &mut self.event.bounds,
+            &mut self.cur,
+        )
+    }
+}
+
+/// A cursor at bit `pos` of `packet`'s content in `data`.
+#[inline(always)]
+fn packet_cursor<'d>(data: &'d [u8], packet: &PacketInfo, pos: u64) -> Cursor<'d> {
+    Cursor {
+        data,
+        base: packet.offset * 8,
+        pos,
+        end: packet.offset * 8 + packet.content_bits,
     }
 }
 

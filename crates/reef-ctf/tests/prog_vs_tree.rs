@@ -44,6 +44,20 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
+    /// Up to 159 random bytes, NULs (strings' ends) more or less frequent.
+    fn data(&mut self) -> Vec<u8> {
+        let len = self.below(160) as usize;
+        let zeros = self.below(4);
+        (0..len)
+            .map(|_| {
+                if self.below(4) < zeros {
+                    0
+                } else {
+                    self.next() as u8
+                }
+            })
+            .collect()
+    }
 }
 
 fn same_error(a: &DecodeErrorKind, b: &DecodeErrorKind) -> bool {
@@ -59,18 +73,8 @@ fn compare(plan: &Plan, slots: usize, rng: &mut Rng, what: &str, tries: usize) -
     let Some(root) = plan.root else { return 0 };
     let mut ok = 0;
     for _ in 0..tries {
-        let len = rng.below(160) as usize;
-        let zeros = rng.below(4); // how often a byte is NUL (strings end)
-        let data: Vec<u8> = (0..len)
-            .map(|_| {
-                if rng.below(4) < zeros {
-                    0
-                } else {
-                    rng.next() as u8
-                }
-            })
-            .collect();
-        let bits = len as u64 * 8;
+        let data = rng.data();
+        let bits = data.len() as u64 * 8;
         let base = rng.below(bits.min(64) + 1);
         let pos = base + rng.below(bits.saturating_sub(base).min(32) + 1);
         let end = pos + rng.below(bits.saturating_sub(pos) + 1);
@@ -195,18 +199,8 @@ fn compare_skim(
     let Some(skim) = &ep.skim else { return 0 };
     let mut crossed = 0;
     for _ in 0..tries {
-        let len = rng.below(160) as usize;
-        let zeros = rng.below(4);
-        let data: Vec<u8> = (0..len)
-            .map(|_| {
-                if rng.below(4) < zeros {
-                    0
-                } else {
-                    rng.next() as u8
-                }
-            })
-            .collect();
-        let bytes = len as u64;
+        let data = rng.data();
+        let bytes = data.len() as u64;
         let base = rng.below(bytes.min(8) + 1) * 8;
         let pos = base + rng.below(bytes.saturating_sub(base / 8).min(4) + 1) * 8;
         let end = pos + rng.below((bytes * 8).saturating_sub(pos) + 1);
