@@ -544,6 +544,77 @@ def directory_sink_with_a_client():
     return ", ".join(res)
 
 
+def complete_length(data):
+    """Bytes of the complete records at the start of `data`."""
+    off = 0
+    while off + 24 <= len(data):
+        size = struct.unpack_from("<Q", data, off + 16)[0]
+        if off + 24 + size > len(data):
+            break
+        off += 24 + size
+    return off
+
+
+def cut_capture_keeps_what_came_before():
+    """A capture cut off inside a record (nc stopped, disk full): reef print
+    and reef check read every complete record before the cut, exactly as
+    babeltrace2 reads them unpacked by this script, then name the file and
+    the offset of the cut and exit 1."""
+    p, port = start_traced([ARGS.demo, "4", "3000"], {"REEF_MODE": "block", "REEF_CLIENT_BUFFER": "64M"})
+    data = raw_client(port)
+    finish(p)
+    bounds, off = [], 0
+    while off < len(data):
+        bounds.append(off)
+        off += 24 + struct.unpack_from("<Q", data, off + 16)[0]
+    check(off == len(data) and len(bounds) > 6, "the capture is not whole: %d records" % len(bounds))
+    mid = bounds[len(bounds) // 2]
+    kinds = [struct.unpack_from("<I", data, b + 4)[0] for b in bounds]
+    last_packet = max(b for b, k in zip(bounds, kinds) if k == 2)
+    last_meta = max(b for b, k in zip(bounds, kinds) if k == 1)
+    check(last_meta > last_packet, "no metadata record after the last packet")
+    cuts = [
+        ("inside a packet", mid + 24 + 1000),
+        ("inside a record header", mid + 10),
+        ("inside the last packet", last_packet + 100),
+        ("inside the final metadata record", last_meta + 100),
+        ("inside the first metadata record", 100),
+    ]
+    res = []
+    for what, n in cuts:
+        capf = work("cut-%d.capture" % n)
+        with open(capf, "wb") as f:
+            f.write(data[:n])
+        whole = complete_length(data[:n])
+        rp = subprocess.run([ARGS.reef, "print", capf], capture_output=True, env=env_with({}))
+        err = rp.stderr.decode()
+        check(rp.returncode == 1, "%s: reef print exit %d: %s" % (what, rp.returncode, err[-500:]))
+        check("%s: at byte %d: input ends inside" % (capf, whole) in err,
+              "%s: reef print does not name the file and offset %d: %s" % (what, whole, err[-500:]))
+        check("panicked" not in err, "%s: reef print panicked" % what)
+        if whole == 0 or not any(k == 2 for k, _, _ in records(data[:whole])):
+            check(rp.stdout == b"", "%s: reef print printed events from no packet" % what)
+            res.append("%s: error, no output" % what)
+            continue
+        d = work("cut-%d-trace" % n)
+        unpack(data[:whole], d)
+        rc, text, berr = bt2(d)
+        check(rc == 0 and berr == "", "%s: babeltrace2 on the complete records: exit %d %s" % (what, rc, berr[-500:]))
+        check(rp.stdout.decode() == text, "%s: reef print differs from babeltrace2 on the complete records" % what)
+        rc2 = subprocess.run([ARGS.reef, "check", capf], capture_output=True, env=env_with({}))
+        out2 = rc2.stdout.decode()
+        check(rc2.returncode == 1 and "events: %d\n" % len(text.splitlines()) in out2,
+              "%s: reef check exit %d, %r" % (what, rc2.returncode, out2[-300:]))
+        res.append("%s: %d events" % (what, len(text.splitlines())))
+    # A capture that ends on a record boundary (no end record) is whole.
+    capf = work("cut-boundary.capture")
+    with open(capf, "wb") as f:
+        f.write(data[:mid])
+    rp = subprocess.run([ARGS.reef, "print", capf], capture_output=True, env=env_with({}))
+    check(rp.returncode == 0, "a capture ending on a record boundary: exit %d" % rp.returncode)
+    return "; ".join(res)
+
+
 def records_prefix(data):
     out, off = [], 0
     while off + 24 <= len(data):
@@ -569,7 +640,8 @@ def main():
               lagging_client_drops_are_reported, print_shows_events_quickly,
               hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
               listen_reports_bad_input, listen_print_names_the_bad_packet,
-              config_struct_enables_listening, directory_sink_with_a_client]:
+              config_struct_enables_listening, directory_sink_with_a_client,
+              cut_capture_keeps_what_came_before]:
         test(t)
     if FAILURES:
         print("live tests: %d failed: %s" % (len(FAILURES), ", ".join(FAILURES)))

@@ -37,6 +37,7 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let (traces, labels, trace_of) = (src.traces.clone(), src.labels.clone(), src.trace_of.clone());
+    let cut = src.cut().cloned();
     // Without a filter, every stream is decoded on its own (in parallel
     // with -j): the results are per trace, the order across streams does
     // not matter.
@@ -63,7 +64,12 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
             }
             match first_err {
                 Some((_, e)) => Err(e),
-                None => Ok(()),
+                // All read: a capture's cut is an error (without --end,
+                // which may stop before it).
+                None => match (&a.read.end, cut) {
+                    (None, Some(c)) => Err(c.error()),
+                    _ => Ok(()),
+                },
             }
         }
         None => {

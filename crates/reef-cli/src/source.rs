@@ -251,6 +251,11 @@ impl Source {
         self.filter = Some(Box::new(keep));
     }
 
+    /// Where an input ends inside a record (see [`reef_ctf::capture::Cut`]).
+    pub fn cut(&self) -> Option<&reef_ctf::capture::Cut> {
+        self.traces.iter().find_map(|t| t.cut.as_ref())
+    }
+
     /// The cursors of every stream (packet counts, for instance).
     pub fn cursors(&self) -> &[StreamCursor] {
         self.mux.cursors()
@@ -377,7 +382,12 @@ impl Source {
             }
             let Some(i) = self.mux.next()? else {
                 self.finished = true;
-                return Ok(None);
+                // Everything before a capture's cut has been read: now
+                // say that the input ends early.
+                return match self.cut() {
+                    Some(c) => Err(c.error()),
+                    None => Ok(None),
+                };
             };
             let ns = self.mux.time_ns(i);
             let item = self.mux.item(i);

@@ -94,6 +94,8 @@ pub struct Reader<R> {
     offset: u64,
     /// What errors name: the capture file, or the address read from.
     name: PathBuf,
+    /// Whether the last error was the input ending inside a record.
+    cut: bool,
 }
 
 impl<R: Read> Reader<R> {
@@ -102,7 +104,14 @@ impl<R: Read> Reader<R> {
             inner,
             offset: 0,
             name,
+            cut: false,
         }
+    }
+
+    /// Whether [`Reader::next`]'s error was the input ending inside a
+    /// record (a capture cut off), as opposed to bad bytes.
+    pub fn is_cut(&self) -> bool {
+        self.cut
     }
 
     pub fn get_ref(&self) -> &R {
@@ -136,10 +145,11 @@ impl<R: Read> Reader<R> {
             match self.inner.read(&mut h[got..]) {
                 Ok(0) if got == 0 => return Ok(None),
                 Ok(0) => {
+                    self.cut = true;
                     return Err(self.err(
                         self.offset,
                         format!("input ends inside a record header ({got} of {HEADER_LEN} bytes)"),
-                    ))
+                    ));
                 }
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -156,6 +166,7 @@ impl<R: Read> Reader<R> {
             .read_to_end(payload)
             .map_err(|e| Error::io(&self.name, e))?;
         if (n as u64) < rec.size {
+            self.cut = true;
             return Err(self.err(
                 self.offset,
                 format!(
@@ -196,22 +207,75 @@ pub fn class_from_metadata(bytes: &[u8], name: &Path) -> Result<TraceClass, Erro
     })
 }
 
-/// The compiled metadata of a capture file: its last metadata record.
+/// Where a capture file ends inside a record: a capture saved with `nc`
+/// that was stopped mid-packet, or a disk that filled. Opening keeps the
+/// complete records before it; readers report the cut as an error once
+/// they have read them (so nothing before it is lost, and the exit status
+/// still says the input was incomplete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub path: PathBuf,
+    /// Offset of the incomplete record.
+    pub offset: u64,
+    pub msg: String,
+}
+
+impl Cut {
+    pub fn error(&self) -> Error {
+        Error::Stream {
+            path: self.path.clone(),
+            offset: self.offset,
+            msg: self.msg.clone(),
+        }
+    }
+}
+
+/// The next complete record; `Ok(None)` at the end of the input or where
+/// it ends inside a record (then `cut` says where).
+fn next_complete<R: Read>(
+    r: &mut Reader<R>,
+    buf: &mut Vec<u8>,
+    cut: &mut Option<Cut>,
+) -> Result<Option<Record>, Error> {
+    match r.next(buf) {
+        Err(Error::Stream { path, offset, msg }) if r.is_cut() => {
+            *cut = Some(Cut {
+                path,
+                offset,
+                msg: format!(
+                    "{msg} (the capture is cut off here; the records before it were read)"
+                ),
+            });
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
+/// The compiled metadata of a capture file: its last complete metadata
+/// record.
 pub fn load_class(path: &Path) -> Result<TraceClass, Error> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut r = Reader::new(BufReader::with_capacity(1 << 16, f), path.to_path_buf());
     let mut buf = Vec::new();
     let mut meta: Option<Vec<u8>> = None;
-    while let Some(rec) = r.next(&mut buf)? {
+    let mut cut = None;
+    while let Some(rec) = next_complete(&mut r, &mut buf, &mut cut)? {
         if rec.kind == Kind::Metadata {
             meta = Some(std::mem::take(&mut buf));
         }
     }
-    let meta = meta.ok_or_else(|| Error::Stream {
-        path: path.to_path_buf(),
-        offset: 0,
-        msg: "capture holds no metadata record".into(),
-    })?;
+    let meta = match (meta, cut) {
+        (Some(m), _) => m,
+        (None, Some(c)) => return Err(c.error()),
+        (None, None) => {
+            return Err(Error::Stream {
+                path: path.to_path_buf(),
+                offset: 0,
+                msg: "capture holds no metadata record".into(),
+            })
+        }
+    };
     class_from_metadata(&meta, path)
 }
 
@@ -266,8 +330,10 @@ const MAX_OPEN: usize = 256;
 /// temporary stream file named `CAPTURE#stream_<id>` (`...#stream_<id>.<k>`
 /// for the k-th further file of a stream, when more than 256 streams
 /// interleave), sorted by name. Files of one stream are read in order of
-/// their first packet's time, as for LTTng's rotated files.
-pub fn stream_files(path: &Path) -> Result<Vec<StreamFile>, Error> {
+/// their first packet's time, as for LTTng's rotated files. A capture that
+/// ends inside a record gives the streams of the records before it and
+/// where it was cut.
+pub fn stream_files(path: &Path) -> Result<(Vec<StreamFile>, Option<Cut>), Error> {
     struct Open {
         w: BufWriter<File>,
         chunk: u32,
@@ -295,7 +361,8 @@ pub fn stream_files(path: &Path) -> Result<Vec<StreamFile>, Error> {
         })
     };
     let mut tick = 0u64;
-    while let Some(rec) = r.next(&mut buf)? {
+    let mut cut = None;
+    while let Some(rec) = next_complete(&mut r, &mut buf, &mut cut)? {
         if rec.kind != Kind::Packet || buf.is_empty() {
             continue;
         }
@@ -331,7 +398,7 @@ pub fn stream_files(path: &Path) -> Result<Vec<StreamFile>, Error> {
         out.push(finish(id, o)?);
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    Ok((out, cut))
 }
 
 /// A trace made of `class` and stream files that each hold one stream
@@ -375,6 +442,7 @@ pub fn trace_from_streams(
         dirs: vec![path],
         class,
         sources,
+        cut: None,
     })
 }
 
@@ -516,7 +584,8 @@ stream { packet.context := struct {
         let path = dir.join("many.capture");
         std::fs::write(&path, &cap).unwrap();
         assert!(is_capture(&path));
-        let files = stream_files(&path).unwrap();
+        let (files, cut) = stream_files(&path).unwrap();
+        assert_eq!(cut, None);
         assert!(files.len() > 300, "{} files", files.len());
         let class = load_class(&path).unwrap();
         let trace = Trace::from_class(class, std::slice::from_ref(&path)).unwrap();
@@ -531,6 +600,57 @@ stream { packet.context := struct {
                 "stream {s}"
             );
         }
+    }
+
+    #[test]
+    fn a_cut_capture_keeps_the_records_before_the_cut() {
+        let mut cap = header(MAGIC, 1, 0, TSDL.len() as u64);
+        cap.extend_from_slice(TSDL.as_bytes());
+        let mut whole = Vec::new();
+        for (s, ts) in [(1u64, 10u64), (2, 20), (1, 30)] {
+            let p = packet(s, ts);
+            cap.extend(header(MAGIC, 2, s, p.len() as u64));
+            cap.extend(p);
+            whole.push(cap.len());
+        }
+        let dir = std::env::temp_dir().join(format!("reef-capture-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cut.capture");
+        let name = path.display().to_string();
+        // Cut inside the third packet, then inside its record header.
+        for (at, what) in [
+            (
+                whole[2] - 5,
+                "a Packet record: 36 bytes announced, 31 present",
+            ),
+            (whole[1] + 7, "a record header (7 of 24 bytes)"),
+        ] {
+            std::fs::write(&path, &cap[..at]).unwrap();
+            let trace = Trace::open(&path).unwrap();
+            let cut = trace.cut.clone().unwrap();
+            assert_eq!(cut.offset, whole[1] as u64);
+            assert_eq!(
+                cut.error().to_string(),
+                format!("{name}: at byte {}: input ends inside {what} (the capture is cut off here; the records before it were read)", whole[1])
+            );
+            let bytes: Vec<Vec<u8>> = trace
+                .sources
+                .iter()
+                .map(|src| src.files.iter().flat_map(|f| f.data().to_vec()).collect())
+                .collect();
+            assert_eq!(bytes, vec![packet(1, 10), packet(2, 20)]);
+        }
+        // Whole records only: no cut.
+        std::fs::write(&path, &cap).unwrap();
+        assert_eq!(Trace::open(&path).unwrap().cut, None);
+        // Cut inside the only metadata record: nothing to read, an error.
+        std::fs::write(&path, &cap[..40]).unwrap();
+        let err = Trace::open(&path).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            err.contains("at byte 0: input ends inside a Metadata record"),
+            "{err}"
+        );
     }
 
     #[test]

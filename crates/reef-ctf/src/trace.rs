@@ -359,6 +359,10 @@ pub struct Trace {
     pub dirs: Vec<PathBuf>,
     pub class: TraceClass,
     pub sources: Vec<StreamSource>,
+    /// A capture file that ends inside a record: its streams hold the
+    /// records before the cut, and readers report the cut (an error) once
+    /// they have read everything else.
+    pub cut: Option<crate::capture::Cut>,
 }
 
 impl TraceClass {
@@ -404,10 +408,13 @@ impl Trace {
     /// framing is broken fails to open rather than failing half-way.
     pub fn from_class(class: TraceClass, dirs: &[PathBuf]) -> Result<Trace, Error> {
         let mut scanned: Vec<(Arc<StreamFile>, FileScan)> = Vec::new();
+        let mut cut = None;
         for dir in dirs {
             if crate::capture::is_capture(dir) {
                 // A live capture file: its streams, unpacked.
-                for sf in crate::capture::stream_files(dir)? {
+                let (files, c) = crate::capture::stream_files(dir)?;
+                cut = cut.or(c);
+                for sf in files {
                     let sf = Arc::new(sf);
                     let scan = scan_file(&class, &sf, None)?;
                     scanned.push((sf, scan));
@@ -485,6 +492,7 @@ impl Trace {
             dirs: dirs.to_vec(),
             class,
             sources,
+            cut,
         })
     }
 
@@ -499,8 +507,7 @@ impl Trace {
     }
 }
 
-/// Reads every packet header and context of a file: validates the framing
-/// and learns the file's stream.
+/// Validates a file's packet framing and learns its stream.
 /// Reads every packet header and context of `sf`. With `file`, each is
 /// first read from the file into a small buffer, so that the scan maps no
 /// page of the stream (the kernel would map 64 KiB around each header, to
