@@ -650,17 +650,12 @@ fn decode_one<const KEEP: bool>(
     st.meanings[Meaning::EventId as usize] = None;
     st.reset_budget();
     let header = &sp.event_header;
-    let read = match header.prog.id_ts {
-        Some(shape) => crate::prog::id_ts::<KEEP>(shape, cur, st, values).map(Some),
-        None if header.prog.tagged.is_some() => header
-            .prog
-            .tagged
-            .and_then(|h| crate::prog::tagged::<KEEP>(h, cur, st, values))
-            .map(Some),
-        None if header.prog.all_ints => {
-            crate::prog::ints::<KEEP>(&header.prog.ops, cur, st, values)
-        }
-        None => None,
+    let prog = &header.prog;
+    let read = match (prog.id_ts, prog.tagged) {
+        (Some(shape), _) => crate::prog::id_ts::<KEEP>(shape, cur, st, values).map(Some),
+        (None, Some(h)) => crate::prog::tagged::<KEEP>(h, cur, st, values).map(Some),
+        (None, None) if prog.all_ints => crate::prog::ints::<KEEP>(&prog.ops, cur, st, values),
+        (None, None) => None,
     };
     if read.is_none() {
         exec::<KEEP>(header, cur, st, values).map_err(decode_err)?;

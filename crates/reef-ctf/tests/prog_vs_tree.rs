@@ -128,7 +128,7 @@ fn programs_decode_as_the_tree_does() {
     );
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut plans, mut decoded) = (0usize, 0usize);
-    // Plans that take the interpreter's two shortcuts.
+    // Plans that take the interpreter's shortcuts.
     let (mut id_ts, mut all_ints, mut tagged) = (0usize, 0usize, 0usize);
     for dir in &dirs {
         // Metadata that does not load is the parser's tests' business.
@@ -173,7 +173,7 @@ fn programs_decode_as_the_tree_does() {
         }
     }
     // The comparison must have exercised real decoding, not only errors,
-    // and both shortcuts.
+    // and each shortcut.
     assert!(
         plans > 200 && decoded > 5000 && id_ts > 0 && all_ints > 0 && tagged > 0,
         "{plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers, {all_ints} of integers only), {decoded} decoded"

@@ -121,9 +121,8 @@ pub struct Muxer {
     clocks: Vec<Option<ClockConv>>,
     /// Formats events on the worker threads (see [`Muxer::render_with`]).
     render: Option<parallel::RenderFactory>,
-    /// Current key of each cursor, when few streams (a scan beats a heap).
     /// Each stream's current key, packed ([`Key::pack`]; [`NO_KEY`]: none),
-    /// with at most [`SCAN_MAX`] streams.
+    /// when there are at most [`SCAN_MAX`] streams (a scan beats a heap).
     keys: Vec<u128>,
     heap: BinaryHeap<Reverse<Key>>,
     /// Cursor whose item was handed out last and must advance next.
