@@ -16,7 +16,9 @@
 # larger, so the consumer writes most of it while the events are timed.
 # Events libreef drops (consumer behind) are counted and reported.
 # "discard, nice 0" is the default mode with the consumer thread at the
-# program's priority (REEF_CONSUMER_NICE=0) instead of nice +10.
+# program's priority and policy, on any CPU (REEF_CONSUMER_NICE=0), instead
+# of a SCHED_BATCH thread at nice +10 kept off the CPU of the thread that
+# wakes it.
 # Besides wall-clock time, each program reports the tracing thread's CPU
 # time and the whole process's CPU time per event (see harness.h).
 #
@@ -24,6 +26,7 @@
 #   RUNS=15 ITERS=2000000 bench/tracer/run.sh
 #   REEF_BUF=64M bench/tracer/run.sh    another libreef buffer size
 #   SKIP_LTTNG=1 / SKIP_BARECTF=1       leave a peer out
+#   KEEP=DIR bench/tracer/run.sh         also keep every run's line in DIR
 #
 # Needs: gcc, liblttng-ust-dev + lttng-tools (Debian), barectf 3.1 (PyPI;
 # installed into ~/.cache/reef-bench/venv when not on PATH), and either
@@ -161,6 +164,12 @@ if [ -n "$HAVE_LTTNG" ]; then
 	lttng stop "$SESSION" >/dev/null
 	lttng destroy "$SESSION" >/dev/null
 	SESSION_CREATED=""
+fi
+
+if [ -n "${KEEP:-}" ]; then
+	mkdir -p "$KEEP"
+	cp "$WORK"/res.* "$KEEP"/
+	cp "$WORK"/drop.* "$KEEP"/ 2>/dev/null || true
 fi
 
 # col KEY N: median of column N (1 wall, 2 thread CPU, 3 process CPU).

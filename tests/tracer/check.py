@@ -240,6 +240,40 @@ def discard_mode_counts_what_it_drops():
 
 
 @test
+def consumer_yields_to_the_program_in_discard_mode():
+    """Discard mode: the consumer thread runs as SCHED_BATCH (its wake-up
+    preempts no running thread) at nice +10 from the program's, and a
+    thread that wakes it takes its own CPU out of the consumer's affinity;
+    block mode and REEF_CONSUMER_NICE=0 leave the consumer as the program
+    is. In every mode the consumer starts on the process's CPUs, not only
+    on those of the thread whose first event started it."""
+    other, batch = 0, 3  # SCHED_OTHER, SCHED_BATCH (Linux)
+    cpus = len(os.sched_getaffinity(0))
+
+    def sched(env):
+        # 64 packets of 4 KiB: the burst wakes the consumer many times.
+        _, p = record("consumer", 200000, env=dict(env, REEF_PACKET_SIZE="4K", REEF_BUFFER_SIZE="256K"))
+        out = p.stdout.decode()
+        m = re.fullmatch(r"main (-?\d+) (-?\d+) consumer (-?\d+) (-?\d+) (\d+) cpu \d+ has ([01]) of (\d+)\n", out)
+        check(m, "unexpected output %r" % out)
+        return [int(x) for x in m.groups()]
+
+    mpol, mnice, cpol, cnice, start, has, count = sched({})
+    check(mpol == other, "the test program itself is not SCHED_OTHER (%d)" % mpol)
+    check(start == cpus, "discard mode: the consumer started on %d of %d CPUs" % (start, cpus))
+    check((cpol, cnice) == (batch, min(mnice + 10, 19)),
+          "discard mode: consumer policy %d nice %d, program nice %d" % (cpol, cnice, mnice))
+    if cpus > 1:
+        check((has, count) == (0, cpus - 1),
+              "discard mode: the consumer's affinity has the waking thread's CPU: %d, %d of %d CPUs"
+              % (has, count, cpus))
+    for env in ({"REEF_MODE": "block"}, {"REEF_CONSUMER_NICE": "0"}):
+        _, mnice, cpol, cnice, start, has, count = sched(env)
+        check((cpol, cnice, start, has, count) == (other, mnice, cpus, 1, cpus),
+              "%s: consumer policy %d nice %d, on %d then %d CPUs" % (env, cpol, cnice, start, count))
+
+
+@test
 def block_mode_loses_nothing():
     n = 300000
     trace, _ = record("burst", n, {"REEF_MODE": "block", "REEF_PACKET_SIZE": "4K", "REEF_BUFFER_SIZE": "8K"})

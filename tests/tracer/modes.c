@@ -11,14 +11,24 @@
  *   fork           MARK 1, fork (child: MARK 2), MARK 3
  *   flush          MARK 1, reef_flush(), check a stream file has data
  *   threads N      N threads, each MARK its index once, then exit
+ *   consumer N     a thread pinned to one CPU records MARK 1 (the first
+ *                  event: it starts the consumer); print the scheduling
+ *                  policy and nice value of the main thread and of the
+ *                  consumer thread and how many CPUs the consumer may use;
+ *                  then, on one CPU, SEQ 0..N-1 and print that CPU and the
+ *                  consumer's affinity: "main POLICY NICE consumer POLICY
+ *                  NICE CPUS cpu CPU has CPU_IN_AFFINITY of COUNT"
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -33,6 +43,29 @@ static void on_alarm(int sig)
 	(void)sig;
 	reef_t_mark((uint32_t)handled);
 	handled++;
+}
+
+/* The consumer's thread id (its name is "reef-consumer"), or -1. */
+static pid_t consumer_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = -1;
+	while (d && tid < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "reef-consumer\n"))
+			tid = (pid_t)atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return tid;
 }
 
 static void *one_mark(void *arg)
@@ -128,8 +161,52 @@ int main(int argc, char **argv)
 			pthread_create(&th[i], NULL, one_mark, (void *)(uintptr_t)i);
 		for (i = 0; i < n; i++)
 			pthread_join(th[i], NULL);
+	} else if (!strcmp(what, "consumer")) {
+		pid_t tid = -1;
+		int tries, policy = -1, nice = 0;
+		cpu_set_t first, theirs;
+		pthread_attr_t attr;
+		pthread_t th;
+		CPU_ZERO(&first);
+		CPU_SET(sched_getcpu(), &first);
+		pthread_attr_init(&attr);
+		pthread_attr_setaffinity_np(&attr, sizeof(first), &first);
+		if (pthread_create(&th, &attr, one_mark, (void *)(uintptr_t)1))
+			return 1;
+		pthread_join(th, NULL);
+		pthread_attr_destroy(&attr);
+		/* The consumer takes its name once it has set its priority. */
+		for (tries = 0; tries < 500 && tid < 0; tries++) {
+			usleep(10000);
+			tid = consumer_tid();
+		}
+		if (tid >= 0) {
+			policy = sched_getscheduler(tid);
+			errno = 0;
+			nice = getpriority(PRIO_PROCESS, (id_t)tid);
+		}
+		CPU_ZERO(&theirs);
+		if (tid < 0 || sched_getaffinity(tid, sizeof(theirs), &theirs))
+			return 1;
+		printf("main %d %d consumer %d %d %d", sched_getscheduler(0), getpriority(PRIO_PROCESS, 0),
+		       policy, nice, CPU_COUNT(&theirs));
+		{
+			cpu_set_t mine;
+			int cpu = sched_getcpu();
+			CPU_ZERO(&mine);
+			CPU_SET(cpu, &mine);
+			if (sched_setaffinity(0, sizeof(mine), &mine))
+				return 1;
+			for (i = 0; i < n; i++)
+				reef_t_seq(i);
+			usleep(100000);
+			CPU_ZERO(&theirs);
+			if (tid < 0 || sched_getaffinity(tid, sizeof(theirs), &theirs))
+				return 1;
+			printf(" cpu %d has %d of %d\n", cpu, CPU_ISSET(cpu, &theirs) ? 1 : 0, CPU_COUNT(&theirs));
+		}
 	} else {
-		fprintf(stderr, "usage: modes burst|snapshot|trigger|control|subsys|signal|fork|flush|threads [N]\n");
+		fprintf(stderr, "usage: modes burst|snapshot|trigger|control|subsys|signal|fork|flush|threads|consumer [N]\n");
 		return 2;
 	}
 	return 0;

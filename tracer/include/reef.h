@@ -21,7 +21,10 @@
  *                      enable; a leading '-' on a name disables it
  *   REEF_CLOCK         auto | tsc | monotonic             (default: auto)
  *   REEF_CONSUMER_NICE added to the consumer thread's nice value (default:
- *                      10 in discard mode, 0 otherwise; 0: unchanged)
+ *                      10 in discard mode, 0 otherwise; 0: unchanged). When
+ *                      above 0, the consumer is also a SCHED_BATCH thread,
+ *                      and a thread that wakes it keeps it off its own CPU
+ *                      (tracer/README.md, "Buffers, packets, consumer")
  *
  * Live streaming (see tracer/README.md, "Live"; each overrides the matching
  * `struct reef_config` field):

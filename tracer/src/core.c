@@ -490,6 +490,28 @@ static void discard_one(struct reef_buf *b)
 		__atomic_fetch_add(&reef__st.lost_unattributed, 1, __ATOMIC_RELAXED);
 }
 
+/* Discard mode, before a tracing thread wakes the sleeping consumer: let
+ * the consumer run on any of its CPUs but this one. Left to itself, the
+ * scheduler often places it on the waker's CPU even with another idle, and
+ * the tracing thread then waits while it writes (tracer/README.md, "Why
+ * the waking thread's CPU is kept free"). One system call per wake-up (a
+ * quarter of the ring), none while the waker stays on the same CPU;
+ * async-signal-safe. */
+static void keep_consumer_off_this_cpu(void)
+{
+	int tid = __atomic_load_n(&reef__st.consumer_tid, __ATOMIC_ACQUIRE), cpu;
+	cpu_set_t cpus;
+	if (!tid || !__atomic_load_n(&reef__st.consumer_sleeping, __ATOMIC_ACQUIRE))
+		return;
+	cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &reef__st.consumer_cpus) ||
+	    __atomic_exchange_n(&reef__st.consumer_off, cpu, __ATOMIC_RELAXED) == cpu)
+		return;
+	cpus = reef__st.consumer_cpus;
+	CPU_CLR(cpu, &cpus);
+	sched_setaffinity(tid, sizeof(cpus), &cpus);
+}
+
 /* Publishes the current packet (writer side). */
 static void close_packet(struct reef_buf *b, char *pos)
 {
@@ -507,8 +529,10 @@ static void close_packet(struct reef_buf *b, char *pos)
 	/* A sleeping consumer wakes on its timer, or here once a quarter of
 	 * the ring waits: one wake-up per several packets, not per packet. */
 	if (reef__st.cfg.mode != REEF_MODE_OVERWRITE &&
-	    b->head - __atomic_load_n(&b->tail, __ATOMIC_RELAXED) >= b->wake_at)
+	    b->head - __atomic_load_n(&b->tail, __ATOMIC_RELAXED) >= b->wake_at) {
+		keep_consumer_off_this_cpu();
 		reef__wake_consumer();
+	}
 }
 
 static void fill_packet_header(struct reef_buf *b, char *pkt)
@@ -754,6 +778,7 @@ static void after_fork_child(void)
 {
 	memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
 	reef__st.stop = 1;
+	reef__st.consumer_tid = 0; /* the parent's consumer */
 	reef__tls.dead = 1;
 	reef__tls.pos = reef__tls.end = NULL;
 	reef__net_after_fork();

@@ -14,6 +14,7 @@
 #define REEF_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "reef.h"
@@ -98,6 +99,12 @@ struct reef_state {
 	uint64_t next_instance;
 	int wake_pipe[2];
 	int consumer_sleeping;
+	/* Discard mode: once the consumer runs as a batch thread, its thread
+	 * id (0 until then) and CPUs; `consumer_off` is the CPU a waking
+	 * thread last took out of its affinity (-1: none). See writer.c. */
+	int consumer_tid;
+	int consumer_off;
+	cpu_set_t consumer_cpus;
 	int stop;                  /* finalised: no more writes */
 	int initialised;
 	pthread_t consumer;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,25 +367,45 @@ void *reef__consumer_main(void *arg)
 {
 	(void)arg;
 	reef__tls.dead = 1; /* this thread never records */
-	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
 	{
 		/* Copying packets into the page cache costs the consumer about as
 		 * much CPU as the events cost the program. In discard mode, when
 		 * the cores are busy, it yields them to the program's threads and
 		 * what it cannot keep up with is dropped and counted (block mode
 		 * waits for it: no change there). REEF_CONSUMER_NICE: added to the
-		 * thread's nice value (discard mode: 10; 0: off). */
+		 * thread's nice value (discard mode: 10; 0: off).
+		 * With a lower priority it also becomes a batch thread, whose
+		 * wake-up never preempts a running thread, and a tracing thread
+		 * that wakes it takes its own CPU out of the consumer's affinity
+		 * (keep_consumer_off_this_cpu() in core.c): the scheduler tended
+		 * to place the consumer on the waker's CPU, where it took the
+		 * tracing thread's core for a whole slice while another idled. */
 		const char *e = getenv("REEF_CONSUMER_NICE");
 		int inc = e && *e ? atoi(e) : reef__st.cfg.mode == REEF_MODE_DISCARD ? 10 : 0;
 		id_t tid = (id_t)syscall(SYS_gettid);
 		if (inc > 0) {
+			struct sched_param sp = { 0 };
 			int cur;
+			if (sched_getscheduler(0) == SCHED_OTHER)
+				sched_setscheduler(0, SCHED_BATCH, &sp);
 			errno = 0;
 			cur = getpriority(PRIO_PROCESS, tid);
 			if (!errno)
 				setpriority(PRIO_PROCESS, tid, cur + inc > 19 ? 19 : cur + inc);
 		}
+		/* The CPUs of the process (its main thread), not those of the
+		 * thread whose first event started the library: pinned to one
+		 * CPU, that thread would pin the consumer to it too. */
+		if (!sched_getaffinity(getpid(), sizeof(reef__st.consumer_cpus), &reef__st.consumer_cpus)) {
+			sched_setaffinity(0, sizeof(reef__st.consumer_cpus), &reef__st.consumer_cpus);
+			if (inc > 0 && CPU_COUNT(&reef__st.consumer_cpus) > 1) {
+				reef__st.consumer_off = -1;
+				__atomic_store_n(&reef__st.consumer_tid, (int)tid, __ATOMIC_RELEASE);
+			}
+		}
 	}
+	/* Named once its priority is set (tests/tracer waits for the name). */
+	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
 	while (!__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd pfd;
 		char drainbuf[64];
