@@ -167,8 +167,11 @@ int main(int argc, char **argv)
 		cpu_set_t first, theirs;
 		pthread_attr_t attr;
 		pthread_t th;
+		int here = sched_getcpu();
+		if (here < 0)
+			return 1;
 		CPU_ZERO(&first);
-		CPU_SET(sched_getcpu(), &first);
+		CPU_SET(here, &first);
 		pthread_attr_init(&attr);
 		pthread_attr_setaffinity_np(&attr, sizeof(first), &first);
 		if (pthread_create(&th, &attr, one_mark, (void *)(uintptr_t)1))
@@ -193,6 +196,8 @@ int main(int argc, char **argv)
 		{
 			cpu_set_t mine;
 			int cpu = sched_getcpu();
+			if (cpu < 0)
+				return 1;
 			CPU_ZERO(&mine);
 			CPU_SET(cpu, &mine);
 			if (sched_setaffinity(0, sizeof(mine), &mine))
