@@ -15,13 +15,12 @@
  *                  event: it starts the consumer); print the scheduling
  *                  policy and nice value of the main thread and of the
  *                  consumer thread and how many CPUs the consumer may use;
- *                  then, on one CPU, SEQ 0..N-1 and print that CPU and the
+ *                  then, on that CPU, SEQ 0..N-1 and print the CPU and the
  *                  consumer's affinity: "main POLICY NICE consumer POLICY
  *                  NICE CPUS cpu CPU has CPU_IN_AFFINITY of COUNT"
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -185,7 +184,6 @@ int main(int argc, char **argv)
 		}
 		if (tid >= 0) {
 			policy = sched_getscheduler(tid);
-			errno = 0;
 			nice = getpriority(PRIO_PROCESS, (id_t)tid);
 		}
 		CPU_ZERO(&theirs);
@@ -193,23 +191,16 @@ int main(int argc, char **argv)
 			return 1;
 		printf("main %d %d consumer %d %d %d", sched_getscheduler(0), getpriority(PRIO_PROCESS, 0),
 		       policy, nice, CPU_COUNT(&theirs));
-		{
-			cpu_set_t mine;
-			int cpu = sched_getcpu();
-			if (cpu < 0)
-				return 1;
-			CPU_ZERO(&mine);
-			CPU_SET(cpu, &mine);
-			if (sched_setaffinity(0, sizeof(mine), &mine))
-				return 1;
-			for (i = 0; i < n; i++)
-				reef_t_seq(i);
-			usleep(100000);
-			CPU_ZERO(&theirs);
-			if (tid < 0 || sched_getaffinity(tid, sizeof(theirs), &theirs))
-				return 1;
-			printf(" cpu %d has %d of %d\n", cpu, CPU_ISSET(cpu, &theirs) ? 1 : 0, CPU_COUNT(&theirs));
-		}
+		/* The burst from the first thread's CPU: each wake-up of the
+		 * consumer takes that CPU out of its affinity before it returns. */
+		if (sched_setaffinity(0, sizeof(first), &first))
+			return 1;
+		for (i = 0; i < n; i++)
+			reef_t_seq(i);
+		CPU_ZERO(&theirs);
+		if (sched_getaffinity(tid, sizeof(theirs), &theirs))
+			return 1;
+		printf(" cpu %d has %d of %d\n", here, CPU_ISSET(here, &theirs) ? 1 : 0, CPU_COUNT(&theirs));
 	} else {
 		fprintf(stderr, "usage: modes burst|snapshot|trigger|control|subsys|signal|fork|flush|threads|consumer [N]\n");
 		return 2;
