@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust workspace (unit, golden, conformance, robustness),
-# then the end-to-end tests that need LTTng and babeltrace2.
+# Runs every test: installs what the tests need (system packages, Rust
+# components; quiet when already there), checks formatting and lints, then
+# the Rust workspace (unit, doc, golden, conformance, robustness) and the
+# end-to-end tests that need LTTng and babeltrace2. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash scripts/install-deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --release -- -D warnings
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 cargo build --release --workspace
 cargo test --release --workspace
-
 reef="$PWD/target/release/reef"
 fails=0
 if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then

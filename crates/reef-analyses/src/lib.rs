@@ -39,10 +39,13 @@ pub mod iolatency;
 pub mod irqstats;
 pub mod lami;
 pub mod memtop;
+pub mod run;
 pub mod schedstats;
 pub mod state;
 pub mod stats;
 pub mod syscallstats;
+
+pub use run::{analyse, is_kernel_trace, AnalyseError};
 
 use event::Event;
 use lami::{Metadata, Table};

@@ -11,17 +11,13 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use reef_analyses::event::Decoder;
 use reef_analyses::lami::{self, Table};
 use reef_analyses::schedstats::Groups;
-use reef_analyses::{
-    cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis, Runner,
-};
-use reef_ctf::{EnvValue, Item};
-use reef_iter::time::TimeSpec;
+use reef_analyses::{cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis};
+use reef_read::{Source, TimeSpec};
 
-use crate::source::{ReadOpts, Source};
+use crate::render::fmt_dur;
+use crate::source::ReadOpts;
 
 /// Options every analysis takes.
 #[derive(clap::Args, Debug)]
@@ -142,16 +138,6 @@ fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Seconds.nanoseconds of a time in ns from the origin.
-fn secs(ns: i64) -> String {
-    format!(
-        "{}{}.{:09}",
-        if ns < 0 { "-" } else { "" },
-        (ns / 1_000_000_000).unsigned_abs(),
-        (ns % 1_000_000_000).unsigned_abs()
-    )
-}
-
 fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
     let lami_mode = a.lami || a.metadata || a.mi_version || a.test_compatibility;
     if a.mi_version {
@@ -190,85 +176,23 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs the analysis; a trace error after the start is returned beside the
-/// results computed up to it.
+/// Runs the analysis (or only checks the trace, for
+/// `--test-compatibility`); a trace error after the start is returned
+/// beside the results computed up to it.
 fn analyse<A: Analysis>(
     a: &CommonArgs,
     analysis: A,
-) -> anyhow::Result<(Vec<Table>, Option<anyhow::Error>)> {
-    // The kernel model needs every event from the start of the trace, as
-    // lttng-analyses sees them: --begin only starts the analysed period,
-    // so the source is trimmed at --end alone.
-    let mut opts = a.read.clone();
-    let begin = opts.begin.take();
-    // One decoding thread unless asked: the model runs on the merging
-    // thread anyway, and handing events over costs more than decoding them
-    // (1M-event kernel trace, 2 cores: 0.23 s with -j 1, 0.35 s with -j 2).
-    opts.workers.get_or_insert(1);
-    let mut src = Source::open(&opts)?;
-    src.set_gmt(a.gmt);
+) -> anyhow::Result<(Vec<Table>, Option<reef_read::Error>)> {
+    let mut opts = a.read.options();
+    opts.gmt = a.gmt;
     if a.test_compatibility {
-        let kernel = src
-            .traces
-            .iter()
-            .any(|t| matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel"));
         anyhow::ensure!(
-            kernel,
+            reef_analyses::is_kernel_trace(&Source::open(&opts)?),
             "not an LTTng kernel trace (no env.domain = \"kernel\")"
         );
         return Ok((Vec::new(), None));
     }
-    let window = if a.no_intersection {
-        None
-    } else {
-        match reef_analyses::intersect::stream_intersection(&src.traces) {
-            Some((b, e)) if b > e => {
-                anyhow::bail!("the trace's streams have no time in common; use --no-intersection")
-            }
-            w => w,
-        }
-    };
-    let mut dec = Decoder::new();
-    let mut run: Option<Runner<A>> = None;
-    let mut analysis = Some(analysis);
-    let mut err = None;
-    loop {
-        let m = match src.next() {
-            Ok(Some(m)) => m,
-            Ok(None) => break,
-            Err(e) => {
-                err = Some(anyhow::Error::from(e));
-                break;
-            }
-        };
-        if m.item != Item::Event {
-            continue;
-        }
-        let Some(ns) = m.ns else { continue };
-        let runner = match &mut run {
-            Some(r) => r,
-            None => {
-                let b = match &begin {
-                    Some(t) => Some(
-                        t.resolve(Some(ns), a.gmt)
-                            .context("--begin: time out of range")?,
-                    ),
-                    None => None,
-                };
-                let an = analysis.take().context("analysis already started")?;
-                let r = Runner::new(an, b, None);
-                run.insert(match window {
-                    Some((wb, we)) => r.window(wb, we),
-                    None => r,
-                })
-            }
-        };
-        if !runner.event(&dec.decode(m.cursor, ns)) {
-            break;
-        }
-    }
-    let tables = run.as_mut().map(|r| r.finish()).unwrap_or_default();
-    Ok((tables, err))
+    Ok(reef_analyses::analyse(&opts, analysis, !a.no_intersection)?)
 }
 
 fn print_text(tables: &[Table]) -> anyhow::Result<()> {
@@ -276,9 +200,9 @@ fn print_text(tables: &[Table]) -> anyhow::Result<()> {
     if let Some(t) = tables.first() {
         s.push_str(&format!(
             "Time range: [{}, {}] ({} s)\n\n",
-            secs(t.begin),
-            secs(t.end),
-            secs(t.end - t.begin)
+            fmt_dur(t.begin),
+            fmt_dur(t.end),
+            fmt_dur(t.end - t.begin)
         ));
     } else {
         s.push_str("No event in the time range.\n");

@@ -8,7 +8,8 @@ use reef_ctf::Item;
 use reef_print::{ClockOptions, Fields, Names, Options, Pretty, TraceLabel};
 
 use crate::output::ColorWhen;
-use crate::source::{ReadOpts, Source};
+use crate::source::{Progress, ReadOpts};
+use reef_read::Source;
 
 #[derive(clap::Args)]
 pub struct PrintArgs {
@@ -121,14 +122,15 @@ pub fn options(a: &PrintArgs) -> anyhow::Result<Options> {
     })
 }
 
-#[allow(unused_imports)]
-pub use crate::source::{open_all, trace_label};
-
 pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let opts = options(a)?;
-    let mut src = Source::open(&a.read)?;
-    src.set_gmt(a.clock_gmt);
-    let progress = src.progress(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let mut read = a.read.options();
+    read.gmt = a.clock_gmt;
+    let mut src = Source::open(&read)?;
+    let progress = Progress::start(
+        &mut src,
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
     // Worker threads format the events; this thread adds the timestamps
     // and deltas (which depend on the merged order) and writes.
     let label_of: std::collections::HashMap<usize, TraceLabel> = src

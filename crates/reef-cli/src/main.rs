@@ -1,5 +1,9 @@
 //! `reef`: read, check and record CTF traces.
 
+// Doc comments here are clap's help text, written for a terminal: `[IPV6]`
+// is not a link.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 mod cmd_activities;
 mod cmd_analyses;
 mod cmd_check;
@@ -8,8 +12,9 @@ mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
 mod cmd_stats;
-mod intervals;
 mod output;
+mod render;
+mod report;
 mod source;
 
 use std::process::ExitCode;
@@ -149,7 +154,12 @@ fn main() -> ExitCode {
             }
             eprintln!("reef: error: {e:#}");
             // A bad expression is a usage error, as clap's.
-            if e.downcast_ref::<reef_filter::LocatedError>().is_some() {
+            let bad_expr = e.downcast_ref::<reef_filter::LocatedError>().is_some()
+                || matches!(
+                    e.downcast_ref::<reef_read::Error>(),
+                    Some(reef_read::Error::Filter(_))
+                );
+            if bad_expr {
                 return ExitCode::from(2);
             }
             ExitCode::FAILURE

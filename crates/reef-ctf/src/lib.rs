@@ -49,11 +49,10 @@ pub use trace::{Trace, TraceClass};
 /// Everything that can go wrong reading a trace.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    // The cause is shown here, not chained as a `source` too: a reporter
+    // that prints the chain would show it twice.
+    #[error("{}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
     #[error("{}:{err}", path.display())]
     Metadata { path: PathBuf, err: MetadataError },
     #[error("{}: packet at byte {packet_offset}: {err}", path.display())]
@@ -74,7 +73,7 @@ impl Error {
     pub fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),
-            source,
+            err: source,
         }
     }
 }

@@ -50,12 +50,12 @@ pub struct Prog {
     /// Jump tables of the variants.
     pub targets: Vec<u32>,
     /// Every op is a little-endian integer of 8, 16, 32 or 64 bits (an
-    /// event header like libreef's or barectf's): [`exec`] reads them
-    /// with [`ints`] first.
+    /// event header like libreef's or barectf's): `exec` reads them
+    /// with `ints` first.
     pub all_ints: bool,
     /// The program is an event header of two integers: an unsigned event
     /// id of `.0` bytes and an unsigned timestamp of `.1` bytes (4 or 8),
-    /// little-endian, on bytes, with no slot (libreef's header): [`id_ts`]
+    /// little-endian, on bytes, with no slot (libreef's header): `id_ts()`
     /// reads it with two loads.
     pub id_ts: Option<(u32, u32)>,
     /// The program is an LTTng event header (compact or large): see
@@ -68,7 +68,7 @@ pub struct Prog {
 /// after it, and whose option 1 (the largest id) is a 32-bit id then a
 /// 64-bit timestamp from byte `ext / 8`. All little-endian and unsigned,
 /// read from a byte: the compact header (5-bit id, 27-bit timestamp) and
-/// the large one (16 bits, 32 bits). [`tagged`] reads it with one load
+/// the large one (16 bits, 32 bits). `tagged()` reads it with one load
 /// (three for the extended form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tagged {

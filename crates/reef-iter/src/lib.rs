@@ -21,6 +21,15 @@ use reef_ctf::{Error, Item, StreamCursor, Trace};
 pub mod parallel;
 pub mod time;
 
+/// What a reader knows about a trace beyond its metadata: the name
+/// babeltrace2 gives it (the muxer's tie-break, the printer's `trace` field).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceLabel {
+    /// babeltrace2's trace name: the `hostname` env entry and/or the
+    /// trace's path relative to the input directory, joined by `/`.
+    pub name: String,
+}
+
 /// Finds every trace (a directory holding a `metadata` file) under `paths`,
 /// recursively, in path order. A trace directory is not searched further.
 pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {

@@ -1,10 +1,10 @@
 //! Decoding streams on worker threads, ahead of the merge.
 //!
-//! Each stream's real [`StreamCursor`] lives in a [`Slot`]; worker threads
+//! Each stream's real [`StreamCursor`] lives in a `Slot`; worker threads
 //! take streams from a work queue and decode the next *batch* of their
 //! messages: the items, the values of every event copied one after the
 //! other, and the packets that begin in the batch. A stream has at most
-//! [`DEPTH`] batches waiting; it is queued again when the merging thread
+//! `DEPTH` (2) batches waiting; it is queued again when the merging thread
 //! takes one. The merging thread presents each message through a *view*
 //! cursor per stream (the cursor the printer and the field accessors see),
 //! so the messages and their order are those of sequential decoding, only

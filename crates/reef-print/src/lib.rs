@@ -83,13 +83,9 @@ pub struct Options {
     pub color: bool,
 }
 
-/// What the printer needs to know about a trace beyond its metadata.
-#[derive(Debug, Clone, Default)]
-pub struct TraceLabel {
-    /// babeltrace2's trace name: the `hostname` env entry and/or the
-    /// trace's path relative to the input directory, joined by `/`.
-    pub name: String,
-}
+/// What the printer needs to know about a trace beyond its metadata
+/// (defined with the muxer, which orders streams by it).
+pub use reef_iter::TraceLabel;
 
 /// babeltrace2 2.0.4's colour codes ("bright" is rendered as bold).
 mod color {

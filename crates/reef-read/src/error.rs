@@ -1,0 +1,24 @@
+//! The one error type of the reading library.
+
+use std::path::PathBuf;
+
+/// What can stop a read: opening the inputs, a bad filter expression, or a
+/// trace that cannot be decoded (file, offset and what was expected).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input path holds no trace.
+    #[error("no CTF trace (a directory holding a `metadata` file) found under {}", path.display())]
+    NoTrace { path: PathBuf },
+    /// The filter expression does not parse or compile; shows where.
+    #[error(transparent)]
+    Filter(#[from] reef_filter::LocatedError),
+    /// A live address does not parse.
+    #[error("`{addr}`: expected {expected}")]
+    Address { addr: String, expected: String },
+    /// A live peer cannot be reached.
+    #[error("connecting to {addr}: {err}")]
+    Connect { addr: String, err: std::io::Error },
+    /// Reading a trace failed: I/O, metadata, or stream data.
+    #[error(transparent)]
+    Trace(#[from] reef_ctf::Error),
+}

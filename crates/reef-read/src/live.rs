@@ -1,0 +1,504 @@
+//! Receiving a running program's trace from libreef's `REEF_LISTEN`
+//! socket (framing: `reef_ctf::capture`): keeping it as a CTF trace
+//! directory ([`TraceWriter`]) and decoding it as it arrives, one burst of
+//! packets at a time ([`Burst`]).
+//!
+//! A burst is everything that arrived without a 5 ms pause, at most 4 MiB.
+//! It is decoded as one small trace: each stream's new packets, preceded by
+//! that stream's previous packet so that discarded-event and
+//! discarded-packet notices are computed across bursts exactly as for a
+//! whole trace (the previous packet's messages are not given again).
+//! Streams are named as the files the writer makes (`DIR/stream_<id>`,
+//! else `HOST:PORT/stream_<id>`), and decoding errors give offsets in
+//! those files. Times are converted with the metadata received first;
+//! libreef re-measures its clock at exit and sends the final metadata last
+//! (what the writer keeps).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reef_ctf::capture::{self, Kind};
+use reef_ctf::{EnvValue, Item, Metadata, StreamCursor, Trace, TraceClass};
+use reef_iter::{Muxer, TraceLabel};
+
+use crate::Error;
+
+/// A burst is decoded once this many bytes are pending.
+const BURST_BYTES: usize = 4 << 20;
+/// ... or once no byte arrives for this long.
+const BURST_PAUSE: Duration = Duration::from_millis(5);
+
+/// `HOST:PORT`, `[V6]:PORT`, `:PORT`, `PORT` (host 127.0.0.1).
+pub fn parse_addr(s: &str) -> Result<(String, u16), Error> {
+    let bad = |expected: &str| Error::Address {
+        addr: s.to_string(),
+        expected: expected.to_string(),
+    };
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, p) = rest.split_once("]:").ok_or_else(|| bad("[IPV6]:PORT"))?;
+        (h.to_string(), p)
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (if h.is_empty() { "127.0.0.1" } else { h }.to_string(), p),
+            None => ("127.0.0.1".to_string(), s),
+        }
+    };
+    let port = port
+        .parse::<u16>()
+        .map_err(|_| bad("HOST:PORT with a port number"))?;
+    Ok((host, port))
+}
+
+fn connect(host: &str, port: u16, wait: Duration) -> Result<TcpStream, Error> {
+    let deadline = Instant::now() + wait.min(Duration::from_secs(86400));
+    loop {
+        let r = (host, port).to_socket_addrs().and_then(|mut addrs| {
+            let a = addrs
+                .next()
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address"))?;
+            TcpStream::connect(a)
+        });
+        match r {
+            Ok(s) => return Ok(s),
+            Err(err) if Instant::now() >= deadline => {
+                return Err(Error::Connect {
+                    addr: format!("{host}:{port}"),
+                    err,
+                })
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+fn write_err(path: &Path, err: std::io::Error) -> Error {
+    Error::Trace(reef_ctf::Error::io(path, err))
+}
+
+/// The trace directory being written: the metadata and one
+/// `stream_<id>` file per stream, as received.
+pub struct TraceWriter {
+    dir: PathBuf,
+    files: HashMap<u64, File>,
+}
+
+impl TraceWriter {
+    /// Creates `dir` if needed; an earlier trace there is removed (it
+    /// would mix with this one).
+    pub fn create(dir: &Path) -> Result<TraceWriter, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+        for e in std::fs::read_dir(dir).map_err(|e| write_err(dir, e))? {
+            let e = e.map_err(|e| write_err(dir, e))?;
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            if n == "metadata" || n.starts_with("stream_") {
+                std::fs::remove_file(e.path()).map_err(|err| write_err(&e.path(), err))?;
+            }
+        }
+        Ok(TraceWriter {
+            dir: dir.to_path_buf(),
+            files: HashMap::new(),
+        })
+    }
+
+    /// Replaces the metadata (atomically).
+    pub fn metadata(&mut self, text: &[u8]) -> Result<(), Error> {
+        let tmp = self.dir.join(".metadata.tmp");
+        let path = self.dir.join("metadata");
+        std::fs::write(&tmp, text).map_err(|e| write_err(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| write_err(&path, e))
+    }
+
+    /// Appends a packet to its stream's file.
+    pub fn packet(&mut self, stream: u64, bytes: &[u8]) -> Result<(), Error> {
+        if !self.files.contains_key(&stream) && self.files.len() >= 256 {
+            // Many threads come and go: keep few files open.
+            self.files.clear();
+        }
+        let p = self.dir.join(format!("stream_{stream}"));
+        let f = match self.files.entry(stream) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| write_err(&p, e))?;
+                v.insert(f)
+            }
+        };
+        f.write_all(bytes).map_err(|e| write_err(&p, e))
+    }
+}
+
+/// One message of a burst.
+pub struct BurstMsg<'a> {
+    pub item: Item,
+    /// Its stream's cursor (the event's fields).
+    pub cursor: &'a StreamCursor,
+    /// ns from the origin, when known.
+    pub ns: Option<i64>,
+}
+
+/// One burst of packets, decoded as a small trace: its messages in time
+/// order with [`Burst::next`].
+pub struct Burst {
+    mux: Muxer,
+    /// Per source: whether its first packet is the previous burst's last.
+    prefixed: Vec<bool>,
+    /// Burst file name -> where its byte 0 is in the stream as received.
+    origin: HashMap<PathBuf, i128>,
+    /// The trace's label (its hostname).
+    pub label: TraceLabel,
+}
+
+impl Burst {
+    /// The next message in time order. Errors name offsets in the stream
+    /// as received.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<BurstMsg<'_>>, Error> {
+        loop {
+            let i = match self.mux.next() {
+                Ok(Some(i)) => i,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(self.remap(e).into()),
+            };
+            let c = self.mux.cursor(i);
+            if self.prefixed[c.source] && c.packets_read <= 1 {
+                continue; // the previous burst's last packet, given already
+            }
+            let (item, ns) = (self.mux.item(i), self.mux.time_ns(i));
+            return Ok(Some(BurstMsg {
+                item,
+                cursor: self.mux.cursor(i),
+                ns,
+            }));
+        }
+    }
+
+    fn remap(&self, e: reef_ctf::Error) -> reef_ctf::Error {
+        remap(&self.origin, e)
+    }
+}
+
+fn remap(origin: &HashMap<PathBuf, i128>, e: reef_ctf::Error) -> reef_ctf::Error {
+    let at = |path: &PathBuf, off: u64| {
+        origin
+            .get(path)
+            .map_or(off, |o| (o + off as i128).max(0) as u64)
+    };
+    match e {
+        reef_ctf::Error::Decode {
+            path,
+            packet_offset,
+            err,
+        } => reef_ctf::Error::Decode {
+            packet_offset: at(&path, packet_offset),
+            path,
+            err,
+        },
+        reef_ctf::Error::Stream { path, offset, msg } => reef_ctf::Error::Stream {
+            offset: at(&path, offset),
+            path,
+            msg,
+        },
+        other => other,
+    }
+}
+
+/// Collects packets into bursts.
+struct Bursts {
+    name: PathBuf,
+    meta: Option<Metadata>,
+    /// The compiled metadata, taken back from the last burst's trace.
+    class: Option<TraceClass>,
+    label: TraceLabel,
+    /// This burst's packets, per stream, and where the last one starts.
+    pending: BTreeMap<u64, (Vec<u8>, usize)>,
+    pending_bytes: usize,
+    /// The last packet given of each stream.
+    prev: HashMap<u64, Vec<u8>>,
+    /// Bytes received of each stream before this burst.
+    received: HashMap<u64, u64>,
+    stream_dir: PathBuf,
+}
+
+impl Bursts {
+    fn metadata<E: From<Error>>(
+        &mut self,
+        bytes: &[u8],
+        f: &mut impl FnMut(&mut Burst) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.flush(f)?;
+        let class = capture::class_from_metadata(bytes, &self.name).map_err(Error::from)?;
+        self.label = TraceLabel {
+            name: match class.meta.env_get("hostname") {
+                Some(EnvValue::Str(s)) => s.clone(),
+                _ => String::new(),
+            },
+        };
+        self.meta = Some(class.meta.clone());
+        self.class = Some(class);
+        Ok(())
+    }
+
+    fn packet(&mut self, stream: u64, bytes: &[u8]) {
+        let e = self.pending.entry(stream).or_default();
+        e.1 = e.0.len();
+        e.0.extend_from_slice(bytes);
+        self.pending_bytes += bytes.len();
+    }
+
+    fn flush<E: From<Error>>(
+        &mut self,
+        f: &mut impl FnMut(&mut Burst) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        let Some(meta) = &self.meta else {
+            return Ok(());
+        };
+        let class = match self.class.take() {
+            Some(c) => c,
+            None => TraceClass::new(meta.clone()).map_err(|msg| {
+                Error::Trace(reef_ctf::Error::Stream {
+                    path: self.name.clone(),
+                    offset: 0,
+                    msg,
+                })
+            })?,
+        };
+        let mut files = Vec::new();
+        let mut prefixed = Vec::new();
+        let mut origin: HashMap<PathBuf, i128> = HashMap::new();
+        for (id, (bytes, last)) in &pending {
+            let prev = self.prev.get(id);
+            prefixed.push(prev.is_some());
+            let name = self.stream_dir.join(format!("stream_{id}"));
+            let before = self.received.entry(*id).or_default();
+            origin.insert(
+                name.clone(),
+                *before as i128 - prev.map_or(0, |p| p.len()) as i128,
+            );
+            *before += bytes.len() as u64;
+            files.push(
+                capture::temp_stream_file(name, |w| {
+                    if let Some(p) = prev {
+                        w.write_all(p)?;
+                    }
+                    w.write_all(bytes)
+                })
+                .map_err(Error::from)?,
+            );
+            self.prev.insert(*id, bytes[*last..].to_vec());
+        }
+        let trace = capture::trace_from_streams(class, self.name.clone(), files)
+            .map_err(|e| Error::from(remap(&origin, e)))?;
+        let trace: Arc<Trace> = Arc::new(trace);
+        let mux = Muxer::with_names(
+            std::slice::from_ref(&trace),
+            std::slice::from_ref(&self.label.name),
+        );
+        let mut burst = Burst {
+            mux,
+            prefixed,
+            origin,
+            label: self.label.clone(),
+        };
+        let r = f(&mut burst);
+        drop(burst);
+        self.class = Arc::try_unwrap(trace).ok().map(|t| t.class);
+        r
+    }
+}
+
+/// What a [`Listener`] received.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Distinct streams.
+    pub streams: usize,
+    /// The program said the trace ended (rather than the connection
+    /// closing).
+    pub ended: bool,
+}
+
+/// A connection to a traced program.
+pub struct Listener {
+    rd: capture::Reader<BufReader<TcpStream>>,
+    name: PathBuf,
+    writer: Option<TraceWriter>,
+    bursts: Option<Bursts>,
+    streams: HashSet<u64>,
+    received: Received,
+}
+
+impl Listener {
+    /// Connects to `addr` (see [`parse_addr`]), retrying for up to `wait`.
+    /// With `output`, what is received is written there as a trace
+    /// directory; with `decode`, [`Listener::receive`] gives bursts.
+    pub fn connect(
+        addr: &str,
+        wait: Duration,
+        output: Option<&Path>,
+        decode: bool,
+    ) -> Result<Listener, Error> {
+        let (host, port) = parse_addr(addr)?;
+        let sock = connect(&host, port, wait)?;
+        let name = PathBuf::from(format!("{host}:{port}"));
+        let rd = capture::Reader::new(BufReader::with_capacity(1 << 18, sock), name.clone());
+        let writer = output.map(TraceWriter::create).transpose()?;
+        let bursts = decode.then(|| Bursts {
+            name: name.clone(),
+            meta: None,
+            class: None,
+            label: TraceLabel::default(),
+            pending: BTreeMap::new(),
+            pending_bytes: 0,
+            prev: HashMap::new(),
+            received: HashMap::new(),
+            stream_dir: match output {
+                Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()),
+                None => name.clone(),
+            },
+        });
+        Ok(Listener {
+            rd,
+            name,
+            writer,
+            bursts,
+            streams: HashSet::new(),
+            received: Received::default(),
+        })
+    }
+
+    /// `HOST:PORT`.
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// What was received so far.
+    pub fn received(&self) -> Received {
+        Received {
+            streams: self.streams.len(),
+            ..self.received.clone()
+        }
+    }
+
+    /// Whether any byte arrived.
+    pub fn received_any(&self) -> bool {
+        self.rd.offset() > 0
+    }
+
+    /// Receives until the program ends its trace or the connection closes,
+    /// writing and giving each burst to `f` (when decoding). Whatever was
+    /// received is written and given, even after an error, which is then
+    /// returned.
+    pub fn receive<E: From<Error>>(
+        &mut self,
+        mut f: impl FnMut(&mut Burst) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let r = self.receive_all(&mut f);
+        let flushed = match self.bursts.as_mut() {
+            Some(b) => b.flush(&mut f),
+            None => Ok(()),
+        };
+        self.writer = None;
+        r.and(flushed)
+    }
+
+    fn receive_all<E: From<Error>>(
+        &mut self,
+        f: &mut impl FnMut(&mut Burst) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut buf = Vec::new();
+        loop {
+            if let Some(b) = self.bursts.as_mut() {
+                if !b.pending.is_empty()
+                    && self.rd.get_ref().buffer().is_empty()
+                    && !more_within(&mut self.rd, BURST_PAUSE)
+                        .map_err(|e| Error::from(reef_ctf::Error::io(&self.name, e)))?
+                {
+                    b.flush(f)?;
+                }
+            }
+            let Some(rec) = self.rd.next(&mut buf).map_err(Error::from)? else {
+                return Ok(());
+            };
+            match rec.kind {
+                Kind::Metadata => {
+                    if let Some(w) = self.writer.as_mut() {
+                        w.metadata(&buf)?;
+                    }
+                    if let Some(b) = self.bursts.as_mut() {
+                        b.metadata(&buf, f)?;
+                    }
+                }
+                Kind::Packet => {
+                    self.received.packets += 1;
+                    self.received.bytes += buf.len() as u64;
+                    self.streams.insert(rec.stream);
+                    if let Some(w) = self.writer.as_mut() {
+                        w.packet(rec.stream, &buf)?;
+                    }
+                    if let Some(b) = self.bursts.as_mut() {
+                        b.packet(rec.stream, &buf);
+                        if b.pending_bytes >= BURST_BYTES {
+                            b.flush(f)?;
+                        }
+                    }
+                }
+                Kind::End => {
+                    self.received.ended = true;
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Whether more input arrives within `wait` (the reader's buffer is empty).
+fn more_within(
+    rd: &mut capture::Reader<BufReader<TcpStream>>,
+    wait: Duration,
+) -> std::io::Result<bool> {
+    rd.get_ref().get_ref().set_read_timeout(Some(wait))?;
+    let r = match rd.get_mut().fill_buf() {
+        Ok(b) => Ok(!b.is_empty()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    };
+    rd.get_ref().get_ref().set_read_timeout(None)?;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_addr;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("6666").unwrap(), ("127.0.0.1".into(), 6666));
+        assert_eq!(parse_addr(":7000").unwrap(), ("127.0.0.1".into(), 7000));
+        assert_eq!(parse_addr("host:1").unwrap(), ("host".into(), 1));
+        assert_eq!(parse_addr("[::1]:2").unwrap(), ("::1".into(), 2));
+        assert!(parse_addr("host:").is_err());
+        assert!(parse_addr("host:99999").is_err());
+    }
+}

@@ -1,0 +1,355 @@
+//! [`Source`]: every stream of every trace under the user's paths, merged
+//! in time order, trimmed to a window and filtered.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use reef_ctf::{Item, StreamCursor, Trace};
+use reef_iter::time::TimeSpec;
+use reef_iter::{Muxer, TraceLabel};
+
+use crate::scan::{scan_one, StreamScan};
+use crate::{open_traces, Error};
+
+/// What to read and how: what every reading front end asks of its user.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Trace directories (or capture files), or directories searched
+    /// recursively for traces.
+    pub paths: Vec<PathBuf>,
+    /// Skip messages before this time (babeltrace2's `--begin` formats).
+    pub begin: Option<TimeSpec>,
+    /// Stop after this time.
+    pub end: Option<TimeSpec>,
+    /// Read wall-clock `begin`/`end` times as UTC rather than local time
+    /// (`TZ`).
+    pub gmt: bool,
+    /// Decoding threads; `None`: the number of CPUs, at most 8. 1 decodes
+    /// on the calling thread.
+    pub workers: Option<usize>,
+    /// Keep only the events for which this expression is true
+    /// (`reef_filter`'s language); notices are kept.
+    pub filter: Option<String>,
+}
+
+impl ReadOptions {
+    /// Reads everything under `paths`, with the defaults.
+    pub fn new<P: Into<PathBuf>>(paths: impl IntoIterator<Item = P>) -> ReadOptions {
+        ReadOptions {
+            paths: paths.into_iter().map(Into::into).collect(),
+            ..ReadOptions::default()
+        }
+    }
+
+    /// The number of decoding threads to use.
+    pub fn worker_count(&self) -> usize {
+        self.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(8)
+        })
+    }
+}
+
+/// One message of the merged sequence: an event, or a discarded-events or
+/// discarded-packets notice.
+pub struct Msg<'a> {
+    /// Index of the stream (cursor) among all the streams of all traces.
+    pub stream: usize,
+    /// Index of the trace in [`Source::traces`].
+    pub trace: usize,
+    pub item: Item,
+    /// The stream's cursor: for an event, its decoded fields
+    /// (`cursor.event`, `cursor.packet_context`, `reef_ctf::access`).
+    pub cursor: &'a StreamCursor,
+    pub label: &'a TraceLabel,
+    /// Nanoseconds from the origin, when the stream has a clock.
+    pub ns: Option<i64>,
+    /// The event as formatted on a worker thread, when the reader asked
+    /// for it ([`Source::render_with`]); the cursor then holds no values.
+    pub text: Option<&'a [u8]>,
+}
+
+type Filter = Box<dyn FnMut(&StreamCursor, Item) -> bool + Send>;
+
+/// How far the reading is: bytes of stream data decoded so far out of the
+/// total, updated by the decoding threads as they go.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Bytes of every stream file of every trace.
+    pub total: u64,
+    /// Bytes decoded so far.
+    pub done: Arc<AtomicU64>,
+}
+
+/// Every stream of every trace, merged in time order and trimmed.
+pub struct Source {
+    pub traces: Vec<Arc<Trace>>,
+    pub labels: Vec<TraceLabel>,
+    /// Trace index of each stream.
+    pub trace_of: Vec<usize>,
+    mux: Muxer,
+    begin: Option<TimeSpec>,
+    end: Option<TimeSpec>,
+    gmt: bool,
+    /// Resolved window, in ns from the origin (once the first message is known).
+    window: Option<(i64, i64)>,
+    filter: Option<Filter>,
+    finished: bool,
+}
+
+impl Source {
+    /// Finds and opens the traces under `opts.paths` (see
+    /// [`open_traces`]), and compiles the filter.
+    pub fn open(opts: &ReadOptions) -> Result<Source, Error> {
+        let (traces, labels) = open_traces(&opts.paths)?;
+        let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
+        let mux = Muxer::with_names(&traces, &names).workers(opts.worker_count());
+        let trace_of = mux
+            .cursors()
+            .iter()
+            .map(|c| {
+                traces
+                    .iter()
+                    .position(|t| Arc::ptr_eq(t, &c.trace))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut src = Source {
+            traces,
+            labels,
+            trace_of,
+            mux,
+            begin: opts.begin,
+            end: opts.end,
+            gmt: opts.gmt,
+            window: None,
+            filter: None,
+            finished: false,
+        };
+        if let Some(text) = &opts.filter {
+            let f =
+                reef_filter::EventFilter::new(text).map_err(|err| reef_filter::LocatedError {
+                    what: "filter".into(),
+                    text: text.clone(),
+                    err,
+                })?;
+            src.set_filter(move |c, item| item != Item::Event || f.matches(c));
+        }
+        Ok(src)
+    }
+
+    /// Skips the messages for which `keep` returns false (after trimming);
+    /// replaces the filter of [`ReadOptions::filter`].
+    pub fn set_filter(&mut self, keep: impl FnMut(&StreamCursor, Item) -> bool + Send + 'static) {
+        self.filter = Some(Box::new(keep));
+    }
+
+    /// Where an input ends inside a record (see [`reef_ctf::capture::Cut`]).
+    pub fn cut(&self) -> Option<&reef_ctf::capture::Cut> {
+        self.traces.iter().find_map(|t| t.cut.as_ref())
+    }
+
+    /// The cursors of every stream (packet counts, for instance).
+    pub fn cursors(&self) -> &[StreamCursor] {
+        self.mux.cursors()
+    }
+
+    /// Has the worker threads (with 2 or more) format each event as they
+    /// decode it: [`Msg::text`] then holds the text and the cursor no
+    /// field values. Ignored with a filter, which needs the values. Call
+    /// before the first [`Source::next`].
+    pub fn render_with(&mut self, factory: reef_iter::parallel::RenderFactory) {
+        if self.filter.is_none() {
+            self.mux.render_with(factory);
+        }
+    }
+
+    /// Starts counting the bytes decoded. Call before the first
+    /// [`Source::next`]; a front end polls [`Progress::done`] to draw a bar.
+    pub fn progress(&mut self) -> Progress {
+        let total: u64 = self
+            .traces
+            .iter()
+            .flat_map(|t| t.sources.iter())
+            .flat_map(|s| s.files.iter())
+            .map(|f| f.data().len() as u64)
+            .sum();
+        let done = Arc::new(AtomicU64::new(0));
+        self.mux.set_progress(&done);
+        Progress { total, done }
+    }
+
+    /// Resolves the time window and moves the streams to its beginning.
+    fn start(&mut self) -> Result<(), Error> {
+        if self.begin.is_none() && self.end.is_none() {
+            self.window = Some((i64::MIN, i64::MAX));
+            return Ok(());
+        }
+        let first = self.mux.first_ns();
+        let resolve = |t: &Option<TimeSpec>, dflt: i64| match t {
+            Some(t) => t.resolve(first, self.gmt).unwrap_or(dflt),
+            None => dflt,
+        };
+        let (b, e) = (resolve(&self.begin, i64::MIN), resolve(&self.end, i64::MAX));
+        self.window = Some((b, e));
+        if b != i64::MIN {
+            self.mux.seek_ns(b)?;
+        }
+        Ok(())
+    }
+
+    /// The next message in time order, or `None` at the end. A capture cut
+    /// inside a record is an error once everything before the cut has
+    /// been returned.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Msg<'_>>, Error> {
+        if self.window.is_none() {
+            self.start()?;
+        }
+        let (b, e) = self.window.unwrap_or((i64::MIN, i64::MAX));
+        loop {
+            if self.finished {
+                return Ok(None);
+            }
+            let Some(i) = self.mux.next()? else {
+                self.finished = true;
+                return match self.cut() {
+                    Some(c) => Err(c.error().into()),
+                    None => Ok(None),
+                };
+            };
+            let ns = self.mux.time_ns(i);
+            let item = self.mux.item(i);
+            if let Some(ns) = ns {
+                if ns > e {
+                    // Streams are in time order: nothing later can be in
+                    // the window.
+                    self.finished = true;
+                    return Ok(None);
+                }
+                if ns < b {
+                    continue;
+                }
+            }
+            if let Some(f) = &mut self.filter {
+                if !f(self.mux.cursor(i), item) {
+                    continue;
+                }
+            }
+            let trace = self.trace_of[i];
+            return Ok(Some(Msg {
+                stream: i,
+                trace,
+                item,
+                cursor: self.mux.cursor(i),
+                label: &self.labels[trace],
+                ns,
+                text: if item == Item::Event {
+                    self.mux.text(i)
+                } else {
+                    None
+                },
+            }));
+        }
+    }
+
+    /// Gives every message to `f` in order, until `f` breaks or the end.
+    /// A reading error ends the loop and is returned as `Ok(Some(error))`:
+    /// what `f` saw before it stands (a report of the events before a
+    /// damaged packet). An error of `f`'s own stops everything.
+    pub fn for_each_message<E>(
+        &mut self,
+        mut f: impl FnMut(&Msg<'_>) -> Result<ControlFlow<()>, E>,
+    ) -> Result<Option<Error>, E> {
+        loop {
+            match self.next() {
+                Ok(Some(m)) => {
+                    if f(&m)?.is_break() {
+                        return Ok(None);
+                    }
+                }
+                Ok(None) => return Ok(None),
+                Err(e) => return Ok(Some(e)),
+            }
+        }
+    }
+
+    /// [`Source::for_each_message`] over the events that have a time only
+    /// (given as the second argument, ns from the origin): what computing
+    /// engines read.
+    pub fn for_each_event<E>(
+        &mut self,
+        mut f: impl FnMut(&Msg<'_>, i64) -> Result<ControlFlow<()>, E>,
+    ) -> Result<Option<Error>, E> {
+        self.for_each_message(|m| match (m.item, m.ns) {
+            (Item::Event, Some(ns)) => f(m, ns),
+            _ => Ok(ControlFlow::Continue(())),
+        })
+    }
+
+    /// Reads every stream to its end (or the window's), each stream on one
+    /// of `workers` threads, without merging: for results per stream
+    /// (`reef check`). Every field of every event is decoded; a stream
+    /// going back in time is an error, as in the merged order. The source
+    /// is given back when a filter is set (filters see events in time
+    /// order).
+    pub fn scan_streams(mut self, workers: usize) -> Result<Vec<StreamScan>, Box<Source>> {
+        if self.filter.is_some() {
+            return Err(Box::new(self));
+        }
+        let (b, e) = match self.start() {
+            Ok(()) => self.window.unwrap_or((i64::MIN, i64::MAX)),
+            Err(err) => {
+                return Ok(vec![StreamScan {
+                    error: Some((i64::MIN, err)),
+                    ..Default::default()
+                }]);
+            }
+        };
+        let cursors =
+            std::mem::replace(&mut self.mux, Muxer::from_cursors(Vec::new())).into_cursors();
+        let n = cursors.len();
+        let work: Vec<std::sync::Mutex<Option<StreamCursor>>> = cursors
+            .into_iter()
+            .map(|c| std::sync::Mutex::new(Some(c)))
+            .collect();
+        let results: Vec<std::sync::Mutex<StreamScan>> =
+            (0..n).map(|_| Default::default()).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let job = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                return;
+            }
+            let taken = work[i].lock().ok().and_then(|mut c| c.take());
+            if let Some(mut c) = taken {
+                c.skip_values(true);
+                let r = scan_one(&mut c, b, e);
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = r;
+                }
+            }
+        };
+        // This thread is one of the `workers`.
+        std::thread::scope(|sc| {
+            for _ in 1..workers.clamp(1, n.max(1)) {
+                sc.spawn(job);
+            }
+            job();
+        });
+        Ok(results
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_default())
+            .collect())
+    }
+
+    /// Whether the window has an end: reading may then stop before a
+    /// capture's cut, which is no error.
+    pub fn has_end(&self) -> bool {
+        self.end.is_some()
+    }
+}
