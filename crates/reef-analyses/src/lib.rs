@@ -9,23 +9,19 @@
 //! class) into the kernel model ([`state::State`]), which tells the
 //! analysis what happened; a [`Runner`] decides the analysed time range.
 //!
-//! ```no_run
-//! use std::sync::Arc;
-//! use reef_analyses::{cputop::Cputop, event::Decoder, Runner};
-//! let trace = Arc::new(reef_ctf::Trace::open("kernel".as_ref())?);
-//! let mut cur = reef_ctf::StreamCursor::new(trace, 0);
-//! let mut dec = Decoder::new();
-//! let mut run = Runner::new(Cputop::new(10), None, None);
-//! while let Some(item) = cur.next()? {
-//!     if item == reef_ctf::Item::Event {
-//!         let ts = cur.event_ns().unwrap_or(0);
-//!         if !run.event(&dec.decode(&cur, ts)) {
-//!             break;
-//!         }
-//!     }
-//! }
-//! println!("{}", reef_analyses::lami::results_json(&run.finish()));
-//! # Ok::<(), reef_ctf::Error>(())
+//! [`analyse`] runs one over the traces a [`reef_read::ReadOptions`]
+//! names, on lttng-analyses' time range:
+//!
+//! ```
+//! use reef_analyses::{analyse, cputop::Cputop, lami};
+//! use reef_read::ReadOptions;
+//!
+//! let read = ReadOptions::new(["../../../shared/conformance/kernel-traces/bug446190"]);
+//! let (tables, stopped) = analyse(&read, Cputop::new(10), true)?;
+//! assert!(stopped.is_none());
+//! let json = lami::results_json(&tables); // or lami::table_text per table
+//! assert!(json["results"].as_array().is_some_and(|r| !r.is_empty()));
+//! # Ok::<(), reef_analyses::AnalyseError>(())
 //! ```
 //!
 //! Memory is bounded by the number of threads, CPUs and distinct system

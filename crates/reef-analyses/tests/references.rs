@@ -5,19 +5,14 @@
 //! non-integer numbers to 1e-9 relative.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use reef_analyses::cputop::Cputop;
-use reef_analyses::event::Decoder;
-use reef_analyses::intersect::stream_intersection;
 use reef_analyses::irqstats::Irqstats;
 use reef_analyses::lami::{results_json, Table};
 use reef_analyses::memtop::Memtop;
 use reef_analyses::schedstats::{Groups, Schedstats};
 use reef_analyses::syscallstats::Syscallstats;
-use reef_analyses::{Analysis, Runner};
-use reef_ctf::{Item, Trace};
-use reef_iter::Muxer;
+use reef_analyses::Analysis;
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -30,24 +25,12 @@ fn trace_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Through the library's driver, as every front end runs an analysis:
+/// the stream intersection, the whole trace.
 fn run<A: Analysis>(dir: &Path, a: A) -> Value {
-    let trace = Arc::new(Trace::open(dir).unwrap());
-    let traces = [trace];
-    let (b, e) = stream_intersection(&traces).unwrap();
-    let mut mux = Muxer::new(&traces);
-    let mut dec = Decoder::new();
-    let mut run = Runner::new(a, None, None).window(b, e);
-    while let Some(i) = mux.next().unwrap() {
-        if mux.item(i) != Item::Event {
-            continue;
-        }
-        let c = mux.cursor(i);
-        let ts = c.event_ns().unwrap();
-        if !run.event(&dec.decode(c, ts)) {
-            break;
-        }
-    }
-    let tables: Vec<Table> = run.finish();
+    let read = reef_read::ReadOptions::new([dir]);
+    let (tables, stopped): (Vec<Table>, _) = reef_analyses::analyse(&read, a, true).unwrap();
+    assert!(stopped.is_none(), "{}: {stopped:?}", dir.display());
     results_json(&tables)
 }
 

@@ -71,6 +71,9 @@ struct Batch {
     /// Set when the stream ended after these items: `Ok` at its end, or
     /// the error that stopped it.
     end: Option<Result<(), Error>>,
+    /// Packets read when the stream ended: trailing packets without a
+    /// message are counted too, as in sequential decoding.
+    end_packets: u64,
 }
 
 const NO_PACKET: u32 = u32::MAX;
@@ -103,10 +106,12 @@ impl Batch {
                 Ok(Some(item)) => item,
                 Ok(None) => {
                     self.end = Some(Ok(()));
+                    self.end_packets = c.packets_read;
                     return;
                 }
                 Err(e) => {
                     self.end = Some(Err(e));
+                    self.end_packets = c.packets_read;
                     return;
                 }
             };
@@ -399,6 +404,7 @@ impl Feed {
                 }
                 if let Some(end) = batch.end.take() {
                     self.finished[s] = true;
+                    view.packets_read = batch.end_packets;
                     if let Some((b, _)) = self.current[s].take() {
                         lock(&self.shared.slots[s]).free.push(b);
                     }
