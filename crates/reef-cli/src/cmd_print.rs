@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use reef_ctf::Item;
 use reef_print::{ClockOptions, Fields, Names, Options, Pretty, TraceLabel};
 
@@ -43,71 +43,14 @@ pub struct PrintArgs {
 }
 
 pub fn options(a: &PrintArgs) -> anyhow::Result<Options> {
-    let mut names = Names::default();
-    if let Some(list) = &a.names {
-        names = Names {
-            payload: false,
-            context: false,
-            scope: false,
-            header: false,
-        };
-        for n in list {
-            match n.as_str() {
-                "payload" | "arg" | "args" => names.payload = true,
-                "context" | "ctx" => names.context = true,
-                "scope" => names.scope = true,
-                "header" => names.header = true,
-                "all" => {
-                    names = Names {
-                        payload: true,
-                        context: true,
-                        scope: true,
-                        header: true,
-                    }
-                }
-                "none" => {}
-                other => bail!("unknown field name kind `{other}` in --names (expected payload, context, scope, header, all or none)"),
-            }
-        }
-    }
-    let mut fields = Fields::default();
-    if let Some(list) = &a.fields {
-        fields = Fields {
-            trace: false,
-            hostname: false,
-            domain: false,
-            procname: false,
-            vpid: false,
-            loglevel: false,
-            emf: false,
-            callsite: false,
-        };
-        for f in list {
-            match f.as_str() {
-                "trace" => fields.trace = true,
-                "trace:hostname" => fields.hostname = true,
-                "trace:domain" => fields.domain = true,
-                "trace:procname" => fields.procname = true,
-                "trace:vpid" => fields.vpid = true,
-                "loglevel" => fields.loglevel = true,
-                "emf" => fields.emf = true,
-                "callsite" => fields.callsite = true,
-                "all" => {
-                    fields = Fields {
-                        trace: true,
-                        hostname: true,
-                        domain: true,
-                        procname: true,
-                        vpid: true,
-                        loglevel: true,
-                        emf: true,
-                        callsite: true,
-                    }
-                }
-                other => bail!("unknown field `{other}` in --fields (expected trace, trace:hostname, trace:domain, trace:procname, trace:vpid, loglevel, emf, callsite or all)"),
-            }
-        }
-    }
+    let names = match &a.names {
+        Some(list) => Names::parse(list).map_err(anyhow::Error::msg)?,
+        None => Names::default(),
+    };
+    let fields = match &a.fields {
+        Some(list) => Fields::parse(list).map_err(anyhow::Error::msg)?,
+        None => Fields::default(),
+    };
     Ok(Options {
         names,
         fields,

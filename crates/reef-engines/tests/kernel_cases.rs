@@ -78,26 +78,9 @@ fn run_case(args: &[String]) -> (Report, Vec<Interval>) {
     (report, log)
 }
 
-const MOD: i128 = (1 << 61) - 1;
-
-/// reference.py's `log_hash` over (name, begin, end, group) tuples.
-fn log_hash(log: &[(String, i64, i64, String)]) -> u64 {
-    let mut h: i128 = 0;
-    for (name, b, e, g) in log {
-        let mut xs = vec![*b as i128, *e as i128];
-        xs.extend(
-            name.bytes()
-                .chain([0])
-                .chain(g.bytes())
-                .chain([0])
-                .map(i128::from),
-        );
-        for x in xs {
-            h = (h * 1_000_003 + x.rem_euclid(MOD)) % MOD;
-        }
-    }
-    h as u64
-}
+#[path = "../../../tests/periods/log_hash.rs"]
+mod log_hash;
+use log_hash::log_hash;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)

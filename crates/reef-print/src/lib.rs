@@ -32,6 +32,39 @@ impl Default for Names {
     }
 }
 
+impl Names {
+    /// babeltrace2's `--names` list (`payload`/`arg`/`args`, `context`/
+    /// `ctx`, `scope`, `header`, `all`, `none`); an unknown kind is an
+    /// error naming it.
+    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<Names, String> {
+        let mut n = Names {
+            payload: false,
+            context: false,
+            scope: false,
+            header: false,
+        };
+        for kind in list {
+            match kind.as_ref() {
+                "payload" | "arg" | "args" => n.payload = true,
+                "context" | "ctx" => n.context = true,
+                "scope" => n.scope = true,
+                "header" => n.header = true,
+                "all" => {
+                    n = Names {
+                        payload: true,
+                        context: true,
+                        scope: true,
+                        header: true,
+                    }
+                }
+                "none" => {}
+                other => return Err(format!("unknown field name kind `{other}` in --names (expected payload, context, scope, header, all or none)")),
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// Which `--fields` babeltrace2 shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
@@ -43,6 +76,40 @@ pub struct Fields {
     pub loglevel: bool,
     pub emf: bool,
     pub callsite: bool,
+}
+
+impl Fields {
+    /// babeltrace2's `--fields` list (`trace`, `trace:hostname`,
+    /// `trace:domain`, `trace:procname`, `trace:vpid`, `loglevel`, `emf`,
+    /// `callsite`, `all`); an unknown field is an error naming it.
+    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<Fields, String> {
+        let all = |on| Fields {
+            trace: on,
+            hostname: on,
+            domain: on,
+            procname: on,
+            vpid: on,
+            loglevel: on,
+            emf: on,
+            callsite: on,
+        };
+        let mut f = all(false);
+        for field in list {
+            match field.as_ref() {
+                "trace" => f.trace = true,
+                "trace:hostname" => f.hostname = true,
+                "trace:domain" => f.domain = true,
+                "trace:procname" => f.procname = true,
+                "trace:vpid" => f.vpid = true,
+                "loglevel" => f.loglevel = true,
+                "emf" => f.emf = true,
+                "callsite" => f.callsite = true,
+                "all" => f = all(true),
+                other => return Err(format!("unknown field `{other}` in --fields (expected trace, trace:hostname, trace:domain, trace:procname, trace:vpid, loglevel, emf, callsite or all)")),
+            }
+        }
+        Ok(f)
+    }
 }
 
 impl Default for Fields {
