@@ -10,15 +10,20 @@
 //! - [`trace`] opens a trace directory (metadata + memory-mapped stream
 //!   files); [`stream`] walks one stream's packets and events.
 //!
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
-//! let trace = Arc::new(reef_ctf::Trace::open("my-trace".as_ref())?);
+//! let dir = "../../../shared/conformance/kernel-traces/bug446190";
+//! let trace = Arc::new(reef_ctf::Trace::open(dir.as_ref())?);
 //! let mut cursor = reef_ctf::StreamCursor::new(trace.clone(), 0);
+//! let (mut events, mut last) = (0, 0);
 //! while let Some(item) = cursor.next()? {
 //!     if item == reef_ctf::Item::Event {
-//!         println!("event at {:?}", cursor.event.ts);
+//!         let ts = cursor.event.ts.unwrap_or(0); // clock cycles
+//!         assert!(ts >= last, "one stream is in time order");
+//!         (events, last) = (events + 1, ts);
 //!     }
 //! }
+//! assert!(events > 0);
 //! # Ok::<(), reef_ctf::Error>(())
 //! ```
 //!

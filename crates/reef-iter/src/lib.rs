@@ -1,12 +1,16 @@
 //! `reef-iter`: finding traces, and merging all their streams into one
 //! sequence of messages in timestamp order.
 //!
-//! ```no_run
-//! let traces = reef_iter::open_traces(&["my-trace".into()])?;
+//! ```
+//! let dir = "../../../shared/conformance/kernel-traces/bug446190";
+//! let traces = reef_iter::open_traces(&[dir.into()])?;
 //! let mut mux = reef_iter::Muxer::new(&traces);
+//! let mut last = i64::MIN;
 //! while let Some(i) = mux.next()? {
-//!     let cursor = mux.cursor(i);
-//!     println!("{:?} at {:?}", mux.item(i), cursor.event.ts);
+//!     if let Some(ns) = mux.time_ns(i) {
+//!         assert!(ns >= last, "every stream merged in time order");
+//!         last = ns;
+//!     }
 //! }
 //! # Ok::<(), reef_ctf::Error>(())
 //! ```

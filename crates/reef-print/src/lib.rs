@@ -3,6 +3,33 @@
 //!
 //! [`Pretty`] formats one message at a time into a byte buffer that the
 //! caller writes out; it keeps only the previous timestamp (for deltas).
+//!
+//! Printing a trace of the shared conformance material as `babeltrace2
+//! --clock-seconds --no-delta` does, and comparing with what babeltrace2
+//! printed (`golden/`):
+//!
+//! ```
+//! use reef_print::{ClockOptions, Options, Pretty};
+//! use reef_read::{Item, ReadOptions, Source};
+//!
+//! let base = "../../../shared/conformance";
+//! let opts = Options {
+//!     clock: ClockOptions { seconds: true, delta: false, ..Default::default() },
+//!     ..Default::default()
+//! };
+//! let mut pretty = Pretty::new(opts);
+//! let read = ReadOptions::new([format!("{base}/babeltrace-traces/succeed/wk-heartbeat-u")]);
+//! let mut src = Source::open(&read)?;
+//! let mut out = Vec::new();
+//! while let Some(m) = src.next()? {
+//!     if m.item == Item::Event {
+//!         pretty.event(&mut out, m.label, m.cursor, m.ns);
+//!     }
+//! }
+//! let golden = std::fs::read(format!("{base}/golden/succeed/wk-heartbeat-u.1.txt")).unwrap();
+//! assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&golden));
+//! # Ok::<(), reef_read::Error>(())
+//! ```
 
 mod fmt;
 mod line;
