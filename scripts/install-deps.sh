@@ -5,7 +5,9 @@ set -euo pipefail
 pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential)
 missing=()
 for p in "${pkgs[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    # Installed, not merely known (a removed package keeps its config files
+    # and `dpkg -s` still succeeds for it).
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     SUDO=""
