@@ -298,6 +298,49 @@ def lagging_client_drops_are_reported():
     return "%d packets dropped for the client, %d events missing, %d received" % (dpk, missing, events)
 
 
+def threads_cpu(pid):
+    """CPU seconds (user + system) of each thread of `pid`, by name."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                st = f.read()
+            name = st[st.index("(") + 1:st.rindex(")")]
+            fields = st[st.rindex(")") + 2:].split()
+            out[name] = out.get(name, 0) + (int(fields[11]) + int(fields[12])) / hz
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return out
+
+
+def a_client_that_never_reads_costs_little_cpu():
+    # A tight loop of events with a client that connects and never reads:
+    # the consumer and the network thread have nothing useful to do, and
+    # must not spend CPU (nor make the traced thread wake them) doing it.
+    p, port = start_traced([ARGS.live, "rate", "100000000"], {"REEF_LINGER_MS": "100"})
+    s = socket.create_connection(("127.0.0.1", port))
+    first, last = {}, {}
+    while p.poll() is None:
+        now = time.monotonic()
+        for name, cpu in threads_cpu(p.pid).items():
+            first.setdefault(name, (cpu, now))
+            last[name] = (cpu, now)
+        time.sleep(0.02)
+    out, _ = finish(p)
+    s.close()
+    span = last.get("live", (0, 0))[1] - first.get("live", (0, 0))[1]
+    check(span >= 0.3, "the run was too short to measure (%.2f s)" % span)
+    helpers = {n: (last[n][0] - first[n][0]) / span for n in ("reef-consumer", "reef-net") if n in last}
+    check("reef-consumer" in helpers, "no consumer thread seen: %s" % sorted(last))
+    total = sum(helpers.values())
+    check(total <= 0.05, "consumer and network thread used %.3f CPU-seconds per second %s" % (total, helpers))
+    rate = re.search(r"events (\d+) ns (\d+)", out)
+    return "consumer %.3f, network %.3f CPU-s/s over %.1f s; %.1f M events/s" % (
+        helpers.get("reef-consumer", 0), helpers.get("reef-net", 0), span,
+        int(rate.group(1)) / int(rate.group(2)) * 1e3)
+
+
 def print_shows_events_quickly():
     p, port = start_traced([ARGS.live, "ticks", "8", "330"], {"REEF_FLUSH_MS": "100"})
     lp = subprocess.Popen([ARGS.reef, "listen", "127.0.0.1:%d" % port, "--print", "--color=never"],
@@ -637,7 +680,8 @@ def main():
     ARGS = ap.parse_args()
     for t in [block_mode_listener_gets_every_event, discard_mode_counts_match_what_is_missing,
               auto_flush_parts_keep_every_event_in_order,
-              lagging_client_drops_are_reported, print_shows_events_quickly,
+              lagging_client_drops_are_reported, a_client_that_never_reads_costs_little_cpu,
+              print_shows_events_quickly,
               hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
               listen_reports_bad_input, listen_print_names_the_bad_packet,
               config_struct_enables_listening, directory_sink_with_a_client,

@@ -141,6 +141,7 @@ int reef__net_packet(struct reef_buf *b, const char *pkt, size_t n) REEF_HIDDEN;
 void reef__net_finish(void) REEF_HIDDEN;
 /* `b`'s thread has exited and its last packet was handed over. */
 void reef__net_retire(struct reef_buf *b) REEF_HIDDEN;
+int reef__net_backlogged(void) REEF_HIDDEN;
 void reef__net_after_fork(void) REEF_HIDDEN;
 
 static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }

@@ -61,6 +61,7 @@ struct client {
 	char *q;               /* ring of queued bytes */
 	size_t cap, rd, len;
 	uint64_t dropped;      /* packets dropped for this client */
+	int full;              /* dropped the last packet, not half empty since */
 	uint64_t ignored;      /* bytes the client sent (clients send nothing) */
 };
 
@@ -236,6 +237,31 @@ static void accept_some(void)
 
 /* ---- packets ----------------------------------------------------------- */
 
+/* Whether every packet handed over now would be dropped: clients only (no
+ * directory), each of which dropped the last packet it was handed and has
+ * not emptied half its queue since (net.lock held). */
+static int all_clients_full(void)
+{
+	int k;
+	if (!net.on || net.closed || net.both || !net.nclients)
+		return 0;
+	for (k = 0; k < REEF_MAX_CLIENTS; k++)
+		if (net.cli[k].fd >= 0 && !net.cli[k].full)
+			return 0;
+	return 1;
+}
+
+int reef__net_backlogged(void)
+{
+	int full;
+	if (!__atomic_load_n(&net.on, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&net.lock);
+	full = all_clients_full();
+	pthread_mutex_unlock(&net.lock);
+	return full;
+}
+
 /* Sends bytes [from, to) of packet `pkt` of `b`, with `pkt`'s header, as
  * one packet to every client (net.lock held). */
 static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32_t to,
@@ -284,9 +310,11 @@ static void broadcast(struct reef_buf *b, const char *pkt, uint32_t from, uint32
 		 * metadata and the end record. */
 		if (room(c) < n + REC_HEADER + c->cap / 8) {
 			c->dropped++;
+			c->full = 1;
 			b->live.cli[k].dropped = 1;
 			continue;
 		}
+		c->full = 0;
 		b->live.cli[k].dropped = 0;
 		reef__store64(h + REEF_OFF_SEQ_NUM, seq);
 		reef__store64(h + REEF_OFF_DISCARDED, d);
@@ -516,7 +544,7 @@ static void *net_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[2 + REEF_MAX_CLIENTS];
 		int who[2 + REEF_MAX_CLIENTS];
-		int n = 0, k, timeout = 200;
+		int n = 0, k, timeout = 200, full;
 		uint64_t now;
 		char drainbuf[64];
 		pthread_mutex_lock(&net.lock);
@@ -549,6 +577,7 @@ static void *net_main(void *arg)
 		while (read(net.wake[0], drainbuf, sizeof(drainbuf)) > 0) {
 		}
 		pthread_mutex_lock(&net.lock);
+		full = all_clients_full();
 		for (k = 1; k < n; k++) {
 			struct client *c;
 			if (!pfd[k].revents)
@@ -570,9 +599,23 @@ static void *net_main(void *arg)
 				close_client(c); /* both sides shut down */
 		}
 		/* Everything queued, even for clients poll() did not report on. */
-		for (k = 0; k < REEF_MAX_CLIENTS; k++)
-			if (net.cli[k].fd >= 0 && net.cli[k].len)
-				send_some(&net.cli[k]);
+		for (k = 0; k < REEF_MAX_CLIENTS; k++) {
+			struct client *c = &net.cli[k];
+			if (c->fd >= 0 && c->len)
+				send_some(c);
+			/* It reads again: resume once half its queue is free, not
+			 * at every byte taken (the consumer and this thread would
+			 * wake each other for every packet). */
+			if (c->fd >= 0 && c->full && room(c) >= c->cap / 2)
+				c->full = 0;
+		}
+		/* A client reads again, a new one came or the lagging ones
+		 * left: the consumer, which stopped handing packets over while
+		 * all were full, resumes. */
+		if (full && !all_clients_full() && reef__st.wake_pipe[1] >= 0 &&
+		    write(reef__st.wake_pipe[1], drainbuf, 1) < 0) {
+			/* full pipe: it is awake already */
+		}
 		k = net.nclients;
 		pthread_mutex_unlock(&net.lock);
 
