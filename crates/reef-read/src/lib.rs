@@ -57,3 +57,10 @@ pub use reef_iter::time::TimeSpec;
 pub use reef_iter::TraceLabel;
 pub use scan::StreamScan;
 pub use source::{Msg, Progress, ReadOptions, Source};
+
+// A `Source` moves between threads (a server's worker, a Python object):
+// this stops compiling if it no longer can.
+const _: () = {
+    fn send<T: Send>() {}
+    let _ = send::<Source>;
+};
