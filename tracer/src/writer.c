@@ -363,6 +363,24 @@ static int pending(void)
 	return 0;
 }
 
+/* The consumer's sleep: until a byte on the wake pipe or 50 ms, then the
+ * pipe emptied; `announced`: it had told the tracing threads it sleeps, and
+ * now tells them it is awake before emptying the pipe. */
+static void wait_for_wake(int announced)
+{
+	struct pollfd pfd;
+	char drainbuf[64];
+	pfd.fd = reef__st.wake_pipe[0];
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	poll(&pfd, pfd.fd >= 0 ? 1 : 0, 50);
+	if (announced)
+		__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
+	if (pfd.fd >= 0)
+		while (read(pfd.fd, drainbuf, sizeof(drainbuf)) > 0) {
+		}
+}
+
 void *reef__consumer_main(void *arg)
 {
 	(void)arg;
@@ -407,8 +425,6 @@ void *reef__consumer_main(void *arg)
 	/* Named once its priority is set (tests/tracer waits for the name). */
 	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
 	while (!__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd;
-		char drainbuf[64];
 		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
 			reef__drain(0);
 		if (reef__st.cfg.mode == REEF_MODE_DISCARD && reef__net_backlogged()) {
@@ -421,13 +437,7 @@ void *reef__consumer_main(void *arg)
 			 * behind them took 12% of a traced thread's time in a
 			 * 2-vCPU VM). Woken by the network thread when a client has
 			 * room again, or by the timeout. */
-			pfd.fd = reef__st.wake_pipe[0];
-			pfd.events = POLLIN;
-			pfd.revents = 0;
-			poll(&pfd, pfd.fd >= 0 ? 1 : 0, 50);
-			if (pfd.fd >= 0)
-				while (read(pfd.fd, drainbuf, sizeof(drainbuf)) > 0) {
-				}
+			wait_for_wake(0);
 			continue;
 		}
 		__atomic_store_n(&reef__st.consumer_sleeping, 1, __ATOMIC_SEQ_CST);
@@ -436,14 +446,7 @@ void *reef__consumer_main(void *arg)
 			__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
 			continue;
 		}
-		pfd.fd = reef__st.wake_pipe[0];
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		poll(&pfd, pfd.fd >= 0 ? 1 : 0, 50);
-		__atomic_store_n(&reef__st.consumer_sleeping, 0, __ATOMIC_SEQ_CST);
-		if (pfd.fd >= 0)
-			while (read(pfd.fd, drainbuf, sizeof(drainbuf)) > 0) {
-			}
+		wait_for_wake(1);
 	}
 	return NULL;
 }

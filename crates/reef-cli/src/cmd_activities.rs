@@ -12,6 +12,7 @@ use reef_engines::intervals::{run as run_intervals, ReportSpec};
 use reef_read::{ReadOptions, TimeSpec};
 
 use crate::report::{Printer, ReportOpts};
+use crate::source::checked;
 
 #[derive(clap::Args)]
 #[command(
@@ -54,15 +55,11 @@ pub struct ActivitiesArgs {
 }
 
 fn check_expr(s: &str) -> Result<String, String> {
-    reef_engines::activities::check_expr(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.render(s))
+    checked(s, reef_engines::activities::check_expr)
 }
 
 fn check_key(s: &str) -> Result<String, String> {
-    reef_engines::activities::check_key(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.render(s))
+    checked(s, reef_engines::activities::check_key)
 }
 
 pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {

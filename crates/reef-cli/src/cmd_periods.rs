@@ -8,7 +8,7 @@ use reef_engines::intervals::{run as run_intervals, ReportSpec};
 use reef_engines::periods::{PeriodSpec, Periods};
 
 use crate::report::{Printer, ReportOpts};
-use crate::source::ReadOpts;
+use crate::source::{checked, ReadOpts};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -39,18 +39,12 @@ pub struct PeriodsArgs {
     pub report: ReportOpts,
 }
 
-/// Checks a period definition alone (when the command line is parsed).
 fn check_period(s: &str) -> Result<String, String> {
-    reef_engines::periods::check_period(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.render(s))
+    checked(s, reef_engines::periods::check_period)
 }
 
-/// Checks a captures definition alone (when the command line is parsed).
 fn check_captures(s: &str) -> Result<String, String> {
-    reef_engines::periods::check_captures(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.render(s))
+    checked(s, reef_engines::periods::check_captures)
 }
 
 pub fn run(a: &PeriodsArgs) -> anyhow::Result<ExitCode> {

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use reef_ctf::Item;
 use reef_print::{ClockOptions, Fields, Names, Options, Pretty, TraceLabel};
+use reef_read::Source;
 
 use crate::output::ColorWhen;
 use crate::source::{Progress, ReadOpts};
-use reef_read::Source;
 
 #[derive(clap::Args)]
 pub struct PrintArgs {

@@ -32,12 +32,18 @@ pub struct ReadOpts {
     pub filter: Option<String>,
 }
 
-/// Checks a `--filter` expression when the command line is parsed, so that
+/// An expression option checked when the command line is parsed, so that
 /// a bad one is a usage error (exit status 2) showing where it is wrong.
+pub fn checked(
+    s: &str,
+    check: impl Fn(&str) -> Result<(), reef_filter::ExprError>,
+) -> Result<String, String> {
+    check(s).map(|()| s.to_string()).map_err(|e| e.render(s))
+}
+
+/// A `--filter` expression, checked.
 pub fn parse_filter(s: &str) -> Result<String, String> {
-    reef_filter::EventFilter::new(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.render(s))
+    checked(s, |s| reef_filter::EventFilter::new(s).map(|_| ()))
 }
 
 impl ReadOpts {

@@ -209,6 +209,7 @@ pub struct Report {
 struct ByLength(Interval);
 
 impl ByLength {
+    /// Longer first, then earlier.
     fn key(iv: &Interval) -> (i64, Reverse<i64>) {
         (iv.duration_ns, Reverse(iv.begin_ns))
     }
@@ -216,10 +217,7 @@ impl ByLength {
 
 impl Ord for ByLength {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0
-            .duration_ns
-            .cmp(&o.0.duration_ns)
-            .then(o.0.begin_ns.cmp(&self.0.begin_ns))
+        ByLength::key(&self.0).cmp(&ByLength::key(&o.0))
     }
 }
 

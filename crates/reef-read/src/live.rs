@@ -166,7 +166,7 @@ impl Burst {
             let i = match self.mux.next() {
                 Ok(Some(i)) => i,
                 Ok(None) => return Ok(None),
-                Err(e) => return Err(self.remap(e).into()),
+                Err(e) => return Err(remap(&self.origin, e).into()),
             };
             let c = self.mux.cursor(i);
             if self.prefixed[c.source] && c.packets_read <= 1 {
@@ -180,12 +180,10 @@ impl Burst {
             }));
         }
     }
-
-    fn remap(&self, e: reef_ctf::Error) -> reef_ctf::Error {
-        remap(&self.origin, e)
-    }
 }
 
+/// `e` with its offset in the burst's file turned into the offset in the
+/// stream as received (`origin`: where each burst file's byte 0 is).
 fn remap(origin: &HashMap<PathBuf, i128>, e: reef_ctf::Error) -> reef_ctf::Error {
     let at = |path: &PathBuf, off: u64| {
         origin
