@@ -12,6 +12,7 @@ mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
 mod cmd_stats;
+mod cmd_view;
 mod output;
 mod render;
 mod report;
@@ -126,6 +127,12 @@ enum Command {
     ///
     /// Example: reef periods --period 'irq : $evt.$name == "irq_handler_entry" : $evt.$name == "irq_handler_exit" && $evt.irq == $begin.$evt.irq' --stats TRACE
     Periods(cmd_periods::PeriodsArgs),
+    /// Serve a web timeline of the traces (CPUs, threads, events, the event
+    /// list, filters, search, statistics) from an index built in one pass;
+    /// prints the page's address.
+    ///
+    /// Example: reef view --open ~/lttng-traces/my-session/kernel
+    View(cmd_view::ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -133,6 +140,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.command {
         Command::Print(a) => cmd_print::run(a),
+        Command::View(a) => cmd_view::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Gen(a) => cmd_gen::run(a).map(|()| ExitCode::SUCCESS),
         Command::Cputop(a) => cmd_analyses::cputop(a),

@@ -93,7 +93,7 @@ impl Progress {
         Progress::bar(total, counter)
     }
 
-    fn bar(total: u64, counter: Arc<std::sync::atomic::AtomicU64>) -> Progress {
+    pub fn bar(total: u64, counter: Arc<std::sync::atomic::AtomicU64>) -> Progress {
         use std::sync::atomic::Ordering;
         let bar = indicatif::ProgressBar::with_draw_target(
             Some(total),

@@ -299,6 +299,13 @@ impl Pretty {
         }
     }
 
+    /// Sets the previous event's time, from which the next event's delta
+    /// is counted (printing from the middle of a trace).
+    pub fn set_previous(&mut self, ns: Option<i64>, cycles: Option<u64>) {
+        self.last_ns = ns;
+        self.last_cycles = cycles;
+    }
+
     /// Formats the event that `cursor` currently holds, whose time is
     /// `ns` nanoseconds from the origin (if its stream has a clock).
     pub fn event(

@@ -106,6 +106,18 @@ impl Source {
     /// [`open_traces`]), and compiles the filter.
     pub fn open(opts: &ReadOptions) -> Result<Source, Error> {
         let (traces, labels) = open_traces(&opts.paths)?;
+        Source::from_traces(traces, labels, opts)
+    }
+
+    /// A source over traces already opened (by [`open_traces`] or an
+    /// earlier [`Source`]): reading again from any time without parsing
+    /// metadata again (a server answering queries). `opts.paths` is
+    /// ignored.
+    pub fn from_traces(
+        traces: Vec<Arc<Trace>>,
+        labels: Vec<TraceLabel>,
+        opts: &ReadOptions,
+    ) -> Result<Source, Error> {
         let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
         let mux = Muxer::with_names(&traces, &names).workers(opts.worker_count());
         let trace_of = mux

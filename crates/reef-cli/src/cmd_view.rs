@@ -1,0 +1,90 @@
+//! `reef view`: builds the index of the traces and serves the web page
+//! and its API (crates/reef-view, docs/view-api.md).
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use reef_view::index::{Phase, View};
+
+use crate::source::{Progress, ReadOpts};
+
+#[derive(clap::Args)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    pub read: ReadOpts,
+    /// Address to listen on. Anything but a loopback address makes the
+    /// traces readable by whoever reaches this machine.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8400)]
+    pub port: u16,
+    /// Also open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
+    /// Memory for the index's buckets, in MiB (default: 2.5 % of the
+    /// traces' size, at least 4 MiB); finer windows are decoded from the
+    /// trace on demand.
+    #[arg(long, value_name = "MIB")]
+    pub index_memory: Option<f64>,
+}
+
+pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
+    let budget = a.index_memory.map(|m| (m * 1048576.0).max(0.0) as u64);
+    let view = View::open(a.read.options(), budget)?;
+    let addr = SocketAddr::new(a.bind, a.port);
+    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr()?;
+    let host = match local.ip() {
+        IpAddr::V6(ip) => format!("[{ip}]"),
+        IpAddr::V4(ip) => ip.to_string(),
+    };
+    let url = format!("http://{host}:{}/", local.port());
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{url}")?;
+        out.flush()?;
+    }
+    if a.open {
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    // The terminal shows the index being built, then its end.
+    let v = view.clone();
+    std::thread::spawn(move || {
+        use std::io::IsTerminal;
+        let done = v.base.read().map(|b| b.marks.done.clone());
+        let bar = match done {
+            Ok(d) if std::io::stderr().is_terminal() => Some(Progress::bar(v.total, d)),
+            _ => None,
+        };
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let phase = v
+                .base
+                .read()
+                .map(|b| (b.marks.phase.clone(), b.marks.events));
+            match phase {
+                Ok((Phase::Building, _)) => continue,
+                Ok((Phase::Ready, n)) => {
+                    drop(bar);
+                    eprintln!("reef view: {n} events indexed");
+                }
+                Ok((Phase::Error(e), n)) => {
+                    drop(bar);
+                    eprintln!("reef view: {n} events indexed, then: {e}");
+                }
+                Err(_) => {}
+            }
+            return;
+        }
+    });
+    reef_view::server::serve(view, listener)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,501 @@
+//! The index `reef view` answers from, built in one pass over the traces
+//! at decode speed in bounded memory:
+//!
+//! - per row, a [`Track`] of sparse bucket summaries at one resolution
+//!   `2^k` ns, coarsened (k + 1) whenever the buckets of all rows outgrow
+//!   the budget, so memory depends on the budget and the number of rows,
+//!   never on the number of events; any coarser resolution is merged from
+//!   it on demand;
+//! - checkpoints every few MiB of stream data: the time, how many events of
+//!   the list precede it and the previous one's time (for `reef print`'s
+//!   deltas), and for the base index the kernel model and every row's
+//!   value, so that a window finer than the tracks is decoded again from
+//!   the nearest checkpoint before it, from the memory-mapped packets;
+//! - filters (`/api/filter`) get marks and checkpoints of their own, built
+//!   by a pass of their own; states never depend on a filter.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use reef_ctf::{Item, StreamCursor, Trace};
+use reef_filter::EventFilter;
+use reef_read::{ReadOptions, Source, TraceLabel};
+
+use crate::buckets::Track;
+use crate::model::{Kernel, Model, OnRule, Seen, Sink, UNKNOWN};
+
+/// Where the list stands at a checkpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct Checkpoint {
+    /// Time of the first event at or after the checkpoint (ns from the
+    /// origin): every event before it was read before the checkpoint.
+    pub t: i64,
+    /// Events of the list (those the filter keeps) before `t`.
+    pub before: u64,
+    /// Time of the last of those, for the next one's delta.
+    pub prev_ns: Option<i64>,
+    pub prev_cycles: Option<u64>,
+}
+
+/// How far a pass is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    Building,
+    Ready,
+    /// Stopped by a reading error; what was read before it stays.
+    Error(String),
+}
+
+/// Marks (and, for the base index, states) of every row, with the list's
+/// checkpoints.
+#[derive(Debug)]
+pub struct Marks {
+    pub k: u32,
+    pub tracks: Vec<Track>,
+    pub checkpoints: Vec<Checkpoint>,
+    /// Events of the list so far.
+    pub events: u64,
+    pub phase: Phase,
+    pub done: Arc<AtomicU64>,
+    /// The list's last event so far: time (ns from the clock's origin)
+    /// and cycles.
+    prev: (Option<i64>, Option<u64>),
+}
+
+impl Marks {
+    fn new() -> Marks {
+        Marks {
+            k: 0,
+            tracks: Vec::new(),
+            checkpoints: Vec::new(),
+            events: 0,
+            phase: Phase::Building,
+            done: Arc::new(AtomicU64::new(0)),
+            prev: (None, None),
+        }
+    }
+
+    fn track(&mut self, row: u32, rule: OnRule) -> &mut Track {
+        let r = row as usize;
+        while self.tracks.len() <= r {
+            self.tracks.push(Track::new(OnRule::Never, UNKNOWN));
+        }
+        let t = &mut self.tracks[r];
+        t.rule = rule;
+        t
+    }
+
+    fn stored(&self) -> usize {
+        self.tracks.iter().map(|t| t.buckets.len()).sum()
+    }
+
+    /// Coarsens until the buckets fit in `budget` (counted in buckets).
+    fn fit(&mut self, budget: usize) {
+        while self.stored() > budget && self.k < 62 {
+            for t in &mut self.tracks {
+                t.coarsen(self.k);
+            }
+            self.k += 1;
+        }
+    }
+
+    fn finish(&mut self) {
+        for t in &mut self.tracks {
+            t.commit(self.k);
+        }
+    }
+}
+
+struct MarkSink<'a> {
+    m: &'a mut Marks,
+}
+
+impl Sink for MarkSink<'_> {
+    fn mark(&mut self, row: u32, t: i64, class: u32) {
+        let k = self.m.k;
+        let rule = self
+            .m
+            .tracks
+            .get(row as usize)
+            .map_or(OnRule::Never, |t| t.rule);
+        self.m.track(row, rule).mark(t, class, k);
+    }
+    fn value(&mut self, row: u32, t: i64, v: i32, rule: OnRule) {
+        let k = self.m.k;
+        self.m.track(row, rule).set(t, v, k);
+    }
+}
+
+/// What is kept of the kernel model at a checkpoint of the base index.
+#[derive(Debug, Clone)]
+pub struct ModelPoint {
+    pub kernel: Kernel,
+    pub values: Vec<i32>,
+}
+
+/// The base index: rows, classes, the model, states and the marks of
+/// the command line's filter.
+#[derive(Debug)]
+pub struct Base {
+    pub model: Model,
+    pub marks: Marks,
+    /// One per checkpoint of `marks`.
+    pub points: Vec<ModelPoint>,
+    /// The first event's time, ns from the clock's origin.
+    pub origin: Option<i64>,
+    /// The last event's time, ns from the origin.
+    pub end: i64,
+}
+
+/// Which events a list or the marks keep: the command line's filter, an
+/// expression, hidden classes and rows.
+pub struct Pred {
+    exprs: Vec<EventFilter>,
+    hide_classes: HashSet<u32>,
+    hide_rows: HashSet<u32>,
+}
+
+impl Pred {
+    pub fn new(
+        exprs: &[&str],
+        hide_classes: &[u32],
+        hide_rows: &[u32],
+    ) -> Result<Pred, reef_filter::ExprError> {
+        Ok(Pred {
+            exprs: exprs
+                .iter()
+                .filter(|e| !e.trim().is_empty())
+                .map(|e| EventFilter::new(e))
+                .collect::<Result<_, _>>()?,
+            hide_classes: hide_classes.iter().copied().collect(),
+            hide_rows: hide_rows.iter().copied().collect(),
+        })
+    }
+
+    pub fn keep(&self, cur: &StreamCursor, seen: Seen) -> bool {
+        !self.hide_classes.contains(&seen.class)
+            && seen.row.is_none_or(|r| !self.hide_rows.contains(&r))
+            && self.exprs.iter().all(|f| f.matches(cur))
+    }
+}
+
+/// A filter of `/api/filter` and its marks.
+pub struct FilterIx {
+    pub id: u32,
+    pub expr: String,
+    pub hide_classes: Vec<u32>,
+    pub hide_rows: Vec<u32>,
+    pub marks: RwLock<Marks>,
+}
+
+/// Everything `reef view` serves: the traces, the base index and the
+/// filters.
+pub struct View {
+    pub traces: Vec<Arc<Trace>>,
+    pub labels: Vec<TraceLabel>,
+    /// The command line's reading options (window, filter).
+    pub opts: ReadOptions,
+    pub base: RwLock<Base>,
+    pub filters: Mutex<Vec<Arc<FilterIx>>>,
+    /// Bytes of stream data to read in one pass.
+    pub total: u64,
+    /// Index budget, in buckets.
+    pub budget: usize,
+    /// Stream data between checkpoints, in bytes.
+    pub spacing: u64,
+}
+
+/// Size of a stored bucket (for the budget).
+pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
+
+impl View {
+    /// Opens the traces and starts building the base index on a thread of
+    /// its own. `budget_bytes`: memory for the buckets (default: 2.5 % of
+    /// the traces, at least 4 MiB).
+    pub fn open(
+        opts: ReadOptions,
+        budget_bytes: Option<u64>,
+    ) -> Result<Arc<View>, reef_read::Error> {
+        let (traces, labels) = reef_read::open_traces(&opts.paths)?;
+        let mut read = opts.clone();
+        read.filter = None;
+        let mut src = Source::from_traces(traces.clone(), labels.clone(), &read)?;
+        let progress = src.progress();
+        let budget_bytes = budget_bytes.unwrap_or((progress.total / 40).max(4 << 20));
+        let kernel = traces
+            .iter()
+            .map(|t| {
+                matches!(t.meta().env_get("domain"),
+                    Some(reef_ctf::model::EnvValue::Str(d)) if d == "kernel")
+            })
+            .collect();
+        let cli_filter = opts.filter.clone();
+        let pred = Pred::new(&[cli_filter.as_deref().unwrap_or("")], &[], &[]).map_err(|err| {
+            reef_filter::LocatedError {
+                what: "filter".into(),
+                text: cli_filter.clone().unwrap_or_default(),
+                err,
+            }
+        })?;
+        let mut marks = Marks::new();
+        marks.done = progress.done.clone();
+        let view = Arc::new(View {
+            traces,
+            labels,
+            opts,
+            base: RwLock::new(Base {
+                model: Model::new(kernel),
+                marks,
+                points: Vec::new(),
+                origin: None,
+                end: 0,
+            }),
+            filters: Mutex::new(Vec::new()),
+            total: progress.total,
+            budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
+            spacing: (progress.total / 512).max(2 << 20),
+        });
+        let v = view.clone();
+        std::thread::Builder::new()
+            .name("reef-view-index".into())
+            .spawn(move || build_base(&v, src, pred))
+            .map_err(|e| {
+                reef_read::Error::Trace(reef_ctf::Error::Io {
+                    path: "thread".into(),
+                    err: e,
+                })
+            })?;
+        Ok(view)
+    }
+
+    /// A source over the same traces from `t` (ns from the origin,
+    /// inclusive) to `end` (exclusive), on the calling thread.
+    pub fn source(
+        &self,
+        origin: i64,
+        t: i64,
+        end: Option<i64>,
+    ) -> Result<Source, reef_read::Error> {
+        let mut read = self.opts.clone();
+        read.filter = None;
+        read.workers = Some(1);
+        read.begin = Some(reef_read::TimeSpec::Ns(origin.saturating_add(t)));
+        read.end = match end {
+            Some(e) => Some(reef_read::TimeSpec::Ns(origin.saturating_add(e) - 1)),
+            None => read.end,
+        };
+        Source::from_traces(self.traces.clone(), self.labels.clone(), &read)
+    }
+
+    /// The filter with this id.
+    pub fn filter(&self, id: u32) -> Option<Arc<FilterIx>> {
+        self.filters
+            .lock()
+            .ok()?
+            .iter()
+            .find(|f| f.id == id)
+            .cloned()
+    }
+
+    /// Finds or starts the filter for (expr, hidden classes, hidden rows).
+    pub fn make_filter(
+        self: &Arc<Self>,
+        expr: &str,
+        hide_classes: Vec<u32>,
+        hide_rows: Vec<u32>,
+    ) -> Result<Arc<FilterIx>, reef_filter::ExprError> {
+        let pred = Pred::new(
+            &[self.opts.filter.as_deref().unwrap_or(""), expr],
+            &hide_classes,
+            &hide_rows,
+        )?;
+        let mut list = self.filters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = list
+            .iter()
+            .find(|f| f.expr == expr && f.hide_classes == hide_classes && f.hide_rows == hide_rows)
+        {
+            return Ok(f.clone());
+        }
+        // Keep a few: drop the oldest that is not building.
+        if list.len() >= 4 {
+            if let Some(i) = list.iter().position(|f| {
+                f.marks
+                    .read()
+                    .map(|m| m.phase != Phase::Building)
+                    .unwrap_or(true)
+            }) {
+                list.remove(i);
+            }
+        }
+        let id = list.iter().map(|f| f.id).max().unwrap_or(0) + 1;
+        let f = Arc::new(FilterIx {
+            id,
+            expr: expr.to_string(),
+            hide_classes,
+            hide_rows,
+            marks: RwLock::new(Marks::new()),
+        });
+        list.push(f.clone());
+        let (v, fc) = (self.clone(), f.clone());
+        let _ = std::thread::Builder::new()
+            .name("reef-view-filter".into())
+            .spawn(move || build_filter(&v, &fc, pred));
+        Ok(f)
+    }
+}
+
+/// The base pass: the model over every event, the command line's filter
+/// on the marks and the list.
+fn build_base(view: &View, mut src: Source, pred: Pred) {
+    let mut last_cp_bytes = 0u64;
+    let mut since_fit = 0u32;
+    let mut prev_t = i64::MIN;
+    loop {
+        let Ok(mut g) = view.base.write() else { return };
+        let b = &mut *g;
+        for _ in 0..8192 {
+            let m = match src.next() {
+                Ok(Some(m)) => m,
+                Ok(None) => {
+                    b.marks.finish();
+                    b.marks.phase = Phase::Ready;
+                    return;
+                }
+                Err(e) => {
+                    b.marks.finish();
+                    b.marks.phase = Phase::Error(e.to_string());
+                    return;
+                }
+            };
+            let (Item::Event, Some(ns)) = (m.item, m.ns) else {
+                continue;
+            };
+            let origin = *b.origin.get_or_insert(ns);
+            let t = ns - origin;
+            if t > prev_t {
+                let done = b.marks.done.load(Ordering::Relaxed);
+                if b.marks.checkpoints.is_empty() || done >= last_cp_bytes + view.spacing {
+                    last_cp_bytes = done;
+                    push_checkpoint(&mut b.marks, t);
+                    b.points.push(ModelPoint {
+                        kernel: b.model.kernel.clone(),
+                        values: b.model.values(),
+                    });
+                }
+                prev_t = t;
+            }
+            b.end = t;
+            let mut kept = false;
+            b.model.event(
+                m.trace,
+                m.stream,
+                m.cursor,
+                t,
+                |seen| {
+                    kept = pred.keep(m.cursor, seen);
+                    kept
+                },
+                &mut MarkSink { m: &mut b.marks },
+            );
+            if kept {
+                b.marks.events += 1;
+                b.marks.prev = (Some(ns), m.cursor.event.ts);
+            }
+            since_fit += 1;
+            if since_fit >= 4096 {
+                since_fit = 0;
+                b.marks.fit(view.budget);
+            }
+        }
+    }
+}
+
+fn push_checkpoint(m: &mut Marks, t: i64) {
+    m.checkpoints.push(Checkpoint {
+        t,
+        before: m.events,
+        prev_ns: m.prev.0,
+        prev_cycles: m.prev.1,
+    });
+}
+
+/// A filter's pass: marks and list checkpoints only.
+fn build_filter(view: &View, f: &FilterIx, pred: Pred) {
+    // Rows and classes must be those of the whole base index.
+    let (mut model, origin) = loop {
+        match view.base.read() {
+            Ok(b) if b.marks.phase != Phase::Building => break (b.model.clone(), b.origin),
+            Ok(_) => {}
+            Err(_) => return,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let Some(origin) = origin else {
+        if let Ok(mut m) = f.marks.write() {
+            m.phase = Phase::Ready;
+        }
+        return;
+    };
+    let mut src = match view.source(origin, 0, None) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Ok(mut m) = f.marks.write() {
+                m.phase = Phase::Error(e.to_string());
+            }
+            return;
+        }
+    };
+    let progress = src.progress();
+    if let Ok(mut m) = f.marks.write() {
+        m.done = progress.done.clone();
+    }
+    let budget = view.budget / 2;
+    let mut last_cp_bytes = 0u64;
+    let mut prev_t = i64::MIN;
+    let mut since_fit = 0u32;
+    loop {
+        let Ok(mut g) = f.marks.write() else { return };
+        let mk = &mut *g;
+        for _ in 0..8192 {
+            let m = match src.next() {
+                Ok(Some(m)) => m,
+                Ok(None) => {
+                    mk.finish();
+                    mk.phase = Phase::Ready;
+                    return;
+                }
+                Err(e) => {
+                    mk.finish();
+                    mk.phase = Phase::Error(e.to_string());
+                    return;
+                }
+            };
+            let (Item::Event, Some(ns)) = (m.item, m.ns) else {
+                continue;
+            };
+            let t = ns - origin;
+            if t > prev_t {
+                let done = mk.done.load(Ordering::Relaxed);
+                if mk.checkpoints.is_empty() || done >= last_cp_bytes + view.spacing {
+                    last_cp_bytes = done;
+                    push_checkpoint(mk, t);
+                }
+                prev_t = t;
+            }
+            let seen = model.locate(m.trace, m.stream, m.cursor);
+            if pred.keep(m.cursor, seen) {
+                mk.events += 1;
+                mk.prev = (Some(ns), m.cursor.event.ts);
+                if let Some(r) = seen.row {
+                    MarkSink { m: mk }.mark(r, t, seen.class);
+                }
+            }
+            since_fit += 1;
+            if since_fit >= 4096 {
+                since_fit = 0;
+                mk.fit(budget);
+            }
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! The HTTP server: the API of `docs/view-api.md` and the page's assets,
+//! embedded in the binary. Queries run on blocking threads, at most a
+//! few at a time (a storm of requests queues instead of starving the
+//! machine); a malformed parameter is a 400 with a message; only the
+//! embedded assets are ever served as files.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::index::View;
+use crate::query::{self, ApiError, Window};
+
+#[derive(rust_embed::RustEmbed)]
+#[folder = "$REEF_WEB_DIST"]
+struct Assets;
+
+struct App {
+    view: Arc<View>,
+    /// Queries running at once.
+    slots: Semaphore,
+    /// Host names the page may be reached by (DNS rebinding guard), when
+    /// bound to a loopback address.
+    hosts: Option<Vec<String>>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({"error": self.message});
+        if let Some(p) = self.position {
+            body["position"] = json!(p);
+        }
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+/// The query string, parsed.
+struct Params(HashMap<String, String>);
+
+impl Params {
+    fn from(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Params, ApiError> {
+        let Query(list) = q.map_err(|e| ApiError::bad(format!("bad query string: {e}")))?;
+        let mut m = HashMap::new();
+        for (k, v) in list {
+            if m.insert(k.clone(), v).is_some() {
+                return Err(ApiError::bad(format!("parameter `{k}` given twice")));
+            }
+        }
+        Ok(Params(m))
+    }
+
+    fn opt<T: std::str::FromStr>(&self, name: &str, what: &str) -> Result<Option<T>, ApiError> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(s) => s
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::bad(format!("`{name}` must be {what}, not {s:?}"))),
+        }
+    }
+
+    fn req<T: std::str::FromStr>(&self, name: &str, what: &str) -> Result<T, ApiError> {
+        self.opt(name, what)?
+            .ok_or_else(|| ApiError::bad(format!("`{name}` is missing: {what}")))
+    }
+
+    fn time(&self, name: &str) -> Result<i64, ApiError> {
+        let t: i64 = self.req(name, "a time in ns from the first event (an integer ≥ 0)")?;
+        if t < 0 {
+            return Err(ApiError::bad(format!("`{name}` must be ≥ 0, not {t}")));
+        }
+        Ok(t)
+    }
+
+    fn list(&self, name: &str) -> Result<Vec<u32>, ApiError> {
+        match self.0.get(name) {
+            None => Ok(Vec::new()),
+            Some(s) if s.trim().is_empty() => Ok(Vec::new()),
+            Some(s) => {
+                let v: Result<Vec<u32>, _> = s.split(',').map(|x| x.trim().parse()).collect();
+                let mut v = v.map_err(|_| {
+                    ApiError::bad(format!(
+                        "`{name}` must be ids separated by commas, not {s:?}"
+                    ))
+                })?;
+                if v.len() > 100_000 {
+                    return Err(ApiError::bad(format!("`{name}`: too many ids")));
+                }
+                v.sort_unstable();
+                v.dedup();
+                Ok(v)
+            }
+        }
+    }
+
+    fn flag(&self, name: &str) -> Result<bool, ApiError> {
+        match self.0.get(name).map(String::as_str) {
+            None | Some("0") | Some("false") => Ok(false),
+            Some("1") | Some("true") | Some("") => Ok(true),
+            Some(s) => Err(ApiError::bad(format!("`{name}` must be 0 or 1, not {s:?}"))),
+        }
+    }
+
+    fn window(&self) -> Result<Window, ApiError> {
+        let from = self.time("from")?;
+        let to = self.time("to")?;
+        if to <= from {
+            return Err(ApiError::bad(format!(
+                "`to` ({to}) must be greater than `from` ({from})"
+            )));
+        }
+        let width: u32 = self.req("width", "the width in pixels (1 to 16384)")?;
+        if !(1..=16384).contains(&width) {
+            return Err(ApiError::bad(format!(
+                "`width` must be 1 to 16384, not {width}"
+            )));
+        }
+        let rows = match self.0.get("rows") {
+            Some(_) => Some(self.list("rows")?),
+            None => None,
+        };
+        Ok(Window {
+            from,
+            to,
+            width,
+            rows,
+            filter: self.opt("filter", "a filter id")?,
+        })
+    }
+}
+
+type Q = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+/// Runs `f` on a blocking thread once a slot is free.
+async fn run(
+    app: Arc<App>,
+    q: Q,
+    f: impl FnOnce(&Arc<View>, Params) -> Result<Value, ApiError> + Send + 'static,
+) -> Response {
+    let p = match Params::from(q) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let Ok(_permit) = app.slots.acquire().await else {
+        return ApiError::bad("shutting down").into_response();
+    };
+    let view = app.view.clone();
+    match tokio::task::spawn_blocking(move || f(&view, p)).await {
+        Ok(Ok(v)) => (
+            [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+            axum::Json(v),
+        )
+            .into_response(),
+        Ok(Err(e)) => e.into_response(),
+        Err(_) => ApiError {
+            status: 500,
+            message: "the query failed".into(),
+            position: None,
+        }
+        .into_response(),
+    }
+}
+
+fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route(
+            "/api/info",
+            get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, _| Ok(query::info(v)))),
+        )
+        .route(
+            "/api/rows",
+            get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, _| Ok(query::rows(v)))),
+        )
+        .route(
+            "/api/window",
+            get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, p| query::window(v, &p.window()?))),
+        )
+        .route(
+            "/api/arrows",
+            get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, p| query::arrows(v, &p.window()?))),
+        )
+        .route(
+            "/api/events",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let from = p.time("from")?;
+                    let count: usize = p.req("count", "a number of events (0 to 1000)")?;
+                    if count > 1000 {
+                        return Err(ApiError::bad(format!(
+                            "`count` must be at most 1000, not {count}"
+                        )));
+                    }
+                    let skip: u64 = p.opt("skip", "a number of events")?.unwrap_or(0);
+                    query::events(
+                        v,
+                        from,
+                        skip,
+                        count,
+                        p.flag("back")?,
+                        p.opt("filter", "a filter id")?,
+                    )
+                })
+            }),
+        )
+        .route(
+            "/api/event",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let row: u32 = p.req("row", "a row id")?;
+                    let (from, to) = (p.time("from")?, p.time("to")?);
+                    if to <= from {
+                        return Err(ApiError::bad("`to` must be greater than `from`"));
+                    }
+                    query::event(v, row, from, to, p.opt("filter", "a filter id")?)
+                })
+            }),
+        )
+        .route(
+            "/api/search",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let expr: String = p.req("expr", "an expression")?;
+                    let from = p.time("from")?;
+                    let skip: u64 = p.opt("skip", "a number of events")?.unwrap_or(0);
+                    query::search(
+                        v,
+                        &expr,
+                        from,
+                        skip,
+                        p.flag("back")?,
+                        p.opt("filter", "a filter id")?,
+                    )
+                })
+            }),
+        )
+        .route(
+            "/api/stats",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let (from, to) = (p.time("from")?, p.time("to")?);
+                    if to <= from {
+                        return Err(ApiError::bad("`to` must be greater than `from`"));
+                    }
+                    query::stats(v, from, to, p.opt("filter", "a filter id")?)
+                })
+            }),
+        )
+        .route(
+            "/api/filter",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let expr = p.0.get("expr").cloned().unwrap_or_default();
+                    query::make_filter(v, &expr, p.list("hide_classes")?, p.list("hide_rows")?)
+                })
+            }),
+        )
+        .fallback(asset)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app)
+}
+
+/// Refuses requests whose `Host` is not the loopback name the server was
+/// reached by (a page elsewhere resolving its own name to 127.0.0.1 could
+/// otherwise read the traces).
+async fn guard(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(hosts) = &app.hosts {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = match host.rfind(':') {
+            Some(i) if !host.ends_with(']') => &host[..i],
+            _ => host,
+        };
+        if !hosts.iter().any(|h| h == name) {
+            return ApiError {
+                status: 403,
+                message: format!(
+                    "unexpected Host header {host:?}: use the address reef view printed"
+                ),
+                position: None,
+            }
+            .into_response();
+        }
+    }
+    let mut resp = next.run(req).await;
+    resp.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+async fn asset(uri: Uri) -> Response {
+    let path = uri.path().trim_start_matches('/');
+    if path.starts_with("api/") || path == "api" {
+        return ApiError::not_found(format!("no such endpoint: /{path}")).into_response();
+    }
+    let path = if path.is_empty() { "index.html" } else { path };
+    match Assets::get(path) {
+        Some(f) => {
+            let ty = match path.rsplit('.').next() {
+                Some("html") => "text/html; charset=utf-8",
+                Some("js") => "text/javascript; charset=utf-8",
+                Some("css") => "text/css; charset=utf-8",
+                Some("svg") => "image/svg+xml",
+                Some("png") => "image/png",
+                Some("json") | Some("map") => "application/json",
+                _ => "application/octet-stream",
+            };
+            ([(header::CONTENT_TYPE, ty)], f.data.into_owned()).into_response()
+        }
+        None => ApiError::not_found(format!("no such file: /{path}")).into_response(),
+    }
+}
+
+/// Serves `view` on `listener` until the process ends.
+pub fn serve(view: Arc<View>, listener: std::net::TcpListener) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
+    let hosts = local.ip().is_loopback().then(|| {
+        vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "[::1]".to_string(),
+            local.ip().to_string(),
+        ]
+    });
+    let slots = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8);
+    let app = Arc::new(App {
+        view,
+        slots: Semaphore::new(slots),
+        hosts,
+    });
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(slots + 2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let l = tokio::net::TcpListener::from_std(listener)?;
+        axum::serve(l, router(app)).await
+    })
+}
