@@ -203,13 +203,16 @@ fn decode_window(
     pred: &Pred,
     arrows: Option<&mut Vec<Arrow>>,
 ) -> R<RowSummaries> {
+    // Whole buckets: from the start of the first to the end of the last.
+    let start = (w.from >> k) << k;
+    let end = ((((w.to - 1).max(w.from) >> k) + 1) << k).max(w.to);
     let Replay {
         origin,
         cp,
         mut model,
         values,
         rules,
-    } = replay_from(view, w.from)?;
+    } = replay_from(view, start)?;
     let nrows = model.rows.rows.len();
     let mut tracks: Vec<Option<Track>> = vec![None; nrows];
     let initial = |r: usize| values.get(r).copied().unwrap_or(UNKNOWN);
@@ -222,7 +225,7 @@ fn decode_window(
         }
     }
     let mut src = view
-        .source(origin, cp.t, Some(w.to))
+        .source(origin, cp.t, Some(end))
         .map_err(|e| ApiError::bad(e.to_string()))?;
     let mut sink = RowSink {
         tracks: &mut tracks,
