@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== building reef (cargo build --release)"
+echo "== building the page of reef view (scripts/build-web.sh) and reef (cargo build --release)"
+bash scripts/build-web.sh
 cargo build --release --quiet
 reef="$PWD/target/release/reef"
 
@@ -22,3 +23,4 @@ echo "== reef print $trace | head -15"
 echo "..."
 echo "== reef check $trace"
 "$reef" check "$trace"
+echo "== to see it: $reef view --open $trace"

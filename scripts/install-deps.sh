@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages reef's tests and benchmarks compare against:
-# babeltrace2 / babeltrace (reading), LTTng-UST + tools (recording peer).
+# babeltrace2 / babeltrace (reading), LTTng-UST + tools (recording peer),
+# Chromium (the page of `reef view`, driven by playwright-core from web/).
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential chromium)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

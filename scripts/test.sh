@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 
+echo "== web: npm ci, tsc --noEmit (strict), esbuild"
+bash scripts/build-web.sh
+(cd web && npm run --silent check)
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
@@ -40,6 +44,14 @@ fi
 if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi
+fi
+if [ -f tests/view/api/run.sh ]; then
+    echo "== reef view: API vs babeltrace2, bad input"
+    if bash tests/view/api/run.sh "$reef"; then echo "view api: ok"; else echo "view api: FAILED"; fails=$((fails + 1)); fi
+fi
+if [ -f tests/view/e2e.mjs ]; then
+    echo "== reef view: the page in headless Chromium"
+    if node tests/view/e2e.mjs "$reef"; then echo "view e2e: ok"; else echo "view e2e: FAILED"; fails=$((fails + 1)); fi
 fi
 [ "$fails" -eq 0 ] || { echo "$fails end-to-end suite(s) failed"; exit 1; }
 echo "all tests passed"
