@@ -3,8 +3,7 @@
 //! code runs in the index's one pass and when a window is decoded again
 //! from a checkpoint, so both give the same answers.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use rustc_hash::FxHashMap as HashMap;
 
 use reef_ctf::access::{Field, Scopes};
 use reef_ctf::StreamCursor;
@@ -207,8 +206,6 @@ struct ClassInfo {
     kind: K,
 }
 
-type ClassKey = (usize, usize, usize);
-
 /// Event classes of every trace, numbered in order of first sight.
 #[derive(Debug, Clone, Default)]
 pub struct Classes {
@@ -216,19 +213,28 @@ pub struct Classes {
     /// Per class: its subsystem or provider (the name up to the first
     /// `_` or `:`).
     pub groups: Vec<String>,
-    by_key: HashMap<ClassKey, ClassInfo>,
+    /// By trace, stream class and event id.
+    by_key: Vec<Vec<Vec<Option<ClassInfo>>>>,
 }
 
 impl Classes {
-    fn get(&mut self, cur: &StreamCursor) -> ClassInfo {
-        let key = (
-            Arc::as_ptr(&cur.trace) as usize,
-            cur.stream,
-            cur.event.event,
-        );
-        if let Some(c) = self.by_key.get(&key) {
+    #[inline]
+    fn get(&mut self, trace: usize, cur: &StreamCursor) -> ClassInfo {
+        let (s, e) = (cur.stream, cur.event.event);
+        if let Some(Some(c)) = self
+            .by_key
+            .get(trace)
+            .and_then(|t| t.get(s))
+            .and_then(|t| t.get(e))
+        {
             return *c;
         }
+        self.add(trace, cur)
+    }
+
+    #[cold]
+    fn add(&mut self, trace: usize, cur: &StreamCursor) -> ClassInfo {
+        let (s, e) = (cur.stream, cur.event.event);
         let name = cur.event_name();
         let id = match self.names.iter().position(|n| n == name) {
             Some(i) => i as u32,
@@ -243,7 +249,18 @@ impl Classes {
             id,
             kind: classify(name),
         };
-        self.by_key.insert(key, c);
+        if self.by_key.len() <= trace {
+            self.by_key.resize(trace + 1, Vec::new());
+        }
+        let t = &mut self.by_key[trace];
+        if t.len() <= s {
+            t.resize(s + 1, Vec::new());
+        }
+        let t = &mut t[s];
+        if t.len() <= e {
+            t.resize(e + 1, None);
+        }
+        t[e] = Some(c);
         c
     }
 }
@@ -337,6 +354,9 @@ pub struct Model {
     /// Per trace: whether it is a kernel trace.
     pub kernel_trace: Vec<bool>,
     f: Fields,
+    /// Per stream (cursor): the packet whose `cpu_id` row is known, and
+    /// that row.
+    cpu_rows: Vec<(u64, Option<u32>)>,
 }
 
 /// What [`Model::event`] found about an event.
@@ -357,15 +377,29 @@ impl Model {
     /// The class and row of `cur`'s current event, without changing
     /// the kernel model (rows and classes are still added when new).
     pub fn locate(&mut self, trace: usize, stream: usize, cur: &StreamCursor) -> Seen {
-        let ci = self.classes.get(cur);
+        let ci = self.classes.get(trace, cur);
         let row = self.row_of(trace, stream, cur);
         Seen { class: ci.id, row }
     }
 
     fn row_of(&mut self, trace: usize, stream: usize, cur: &StreamCursor) -> Option<u32> {
         if self.kernel_trace.get(trace).copied().unwrap_or(false) {
-            let cpu = self.f.cpu_id.get(cur).and_then(|v| v.as_i64())?;
-            return Some(self.rows.cpu(trace, cpu));
+            // `cpu_id` is a packet context field: looked up once a packet.
+            if self.cpu_rows.len() <= stream {
+                self.cpu_rows.resize(stream + 1, (u64::MAX, None));
+            }
+            let (packet, row) = self.cpu_rows[stream];
+            if packet == cur.packets_read {
+                return row;
+            }
+            let row = self
+                .f
+                .cpu_id
+                .get(cur)
+                .and_then(|v| v.as_i64())
+                .map(|cpu| self.rows.cpu(trace, cpu));
+            self.cpu_rows[stream] = (cur.packets_read, row);
+            return row;
         }
         if let Some(vtid) = self.f.vtid.get(cur).and_then(|v| v.as_i64()) {
             let vpid = self.f.vpid.get(cur).and_then(|v| v.as_i64());
@@ -430,7 +464,7 @@ impl Model {
         mark: impl FnOnce(Seen) -> bool,
         sink: &mut impl Sink,
     ) -> Seen {
-        let ci = self.classes.get(cur);
+        let ci = self.classes.get(trace, cur);
         let row = self.row_of(trace, stream, cur);
         let seen = Seen { class: ci.id, row };
         if mark(seen) {
