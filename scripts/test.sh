@@ -51,7 +51,7 @@ if [ -f tests/view/api/run.sh ]; then
 fi
 if [ -f tests/view/e2e.mjs ]; then
     echo "== reef view: the page in headless Chromium"
-    if node tests/view/e2e.mjs "$reef"; then echo "view e2e: ok"; else echo "view e2e: FAILED"; fails=$((fails + 1)); fi
+    if REEF_BIN="$reef" node tests/view/e2e.mjs; then echo "view e2e: ok"; else echo "view e2e: FAILED"; fails=$((fails + 1)); fi
 fi
 [ "$fails" -eq 0 ] || { echo "$fails end-to-end suite(s) failed"; exit 1; }
 echo "all tests passed"

@@ -318,7 +318,7 @@ pub fn temp_stream_file(
     // SAFETY: the file is private to this process (unlinked, never written
     // again), so the mapping cannot change under us.
     let map = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
-    Ok(StreamFile { path: name, map })
+    Ok(StreamFile::new(name, map))
 }
 
 /// Streams whose temporary files are open at once while a capture is
@@ -355,10 +355,7 @@ pub fn stream_files(path: &Path) -> Result<(Vec<StreamFile>, Option<Cut>), Error
         if o.chunk > 0 {
             name.push(format!(".{}", o.chunk));
         }
-        Ok(StreamFile {
-            path: PathBuf::from(name),
-            map,
-        })
+        Ok(StreamFile::new(PathBuf::from(name), map))
     };
     let mut tick = 0u64;
     let mut cut = None;

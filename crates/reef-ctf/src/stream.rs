@@ -298,6 +298,23 @@ impl StreamCursor {
         let mut prev: Option<(usize, u64)> = None;
         let mut target: Option<(usize, u64)> = None;
         'files: for (fi, f) in files.iter().enumerate() {
+            if let Some(table) = f.packets.get() {
+                // The packets found when the trace was opened.
+                // Packets without an end time (their stream class has
+                // none): left at the start, as below.
+                if table.first().is_some_and(|&(_, end)| end == u64::MAX) {
+                    return Ok(());
+                }
+                let k = table.partition_point(|&(_, end)| before(end));
+                if k > 0 {
+                    prev = Some((fi, table[k - 1].0));
+                }
+                if k < table.len() {
+                    target = Some((fi, table[k].0));
+                    break 'files;
+                }
+                continue;
+            }
             if let Some(idx) = crate::index::PacketIndex::open(f) {
                 let n = idx.len();
                 let k = idx.partition_point(|e| e.ts_end.is_some_and(before));

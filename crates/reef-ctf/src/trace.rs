@@ -300,9 +300,21 @@ fn first_clock(fc: &FieldClass) -> Option<&str> {
 pub struct StreamFile {
     pub path: PathBuf,
     pub map: Mmap,
+    /// Where each packet begins and when it ends (clock cycles;
+    /// `u64::MAX` when its context has no end time), learnt when the trace
+    /// is opened: seeking to a time is a binary search.
+    pub packets: std::sync::OnceLock<Box<[(u64, u64)]>>,
 }
 
 impl StreamFile {
+    pub fn new(path: PathBuf, map: Mmap) -> StreamFile {
+        StreamFile {
+            path,
+            map,
+            packets: std::sync::OnceLock::new(),
+        }
+    }
+
     pub fn data(&self) -> &[u8] {
         &self.map
     }
@@ -445,7 +457,7 @@ impl Trace {
                 // mmap-based reader.
                 let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
                 let _ = map.advise(memmap2::Advice::Sequential);
-                let sf = Arc::new(StreamFile { path: p, map });
+                let sf = Arc::new(StreamFile::new(p, map));
                 let scan = scan_file(&class, &sf, Some(&f))?;
                 sf.release(0, sf.data().len());
                 scanned.push((sf, scan));
@@ -531,6 +543,7 @@ fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result
     let mut released = 0u64;
     let len = sf.data().len() as u64;
     let mut first: Option<FileScan> = None;
+    let mut packets: Vec<(u64, u64)> = Vec::new();
     while off < len {
         let mut ps = PacketScratch {
             st: &mut st,
@@ -567,6 +580,7 @@ fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result
             }
             Some(_) => {}
         }
+        packets.push((off, info.ts_end.unwrap_or(u64::MAX)));
         let next = off + info.packet_bits / 8;
         // Released in batches, as a cursor does (each release interrupts
         // the process's other threads).
@@ -576,6 +590,7 @@ fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result
         }
         off = next;
     }
+    let _ = sf.packets.set(packets.into_boxed_slice());
     first.ok_or_else(|| Error::Stream {
         path: sf.path.clone(),
         offset: 0,

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use reef_ctf::access::{Field, Scopes};
+use reef_ctf::access::{Field, FieldVal, Scopes};
 use reef_ctf::StreamCursor;
 use serde::Serialize;
 
@@ -76,8 +76,9 @@ pub struct RowInfo {
 pub struct Rows {
     pub rows: Vec<RowInfo>,
     by_key: HashMap<RowKey, u32>,
-    /// Thread names by (trace, tid) (kernel: trace of the events).
-    names: HashMap<(usize, i64), String>,
+    /// Thread names by (trace, tid) (kernel: trace of the events), as
+    /// recorded (up to the first NUL).
+    names: HashMap<(usize, i64), Vec<u8>>,
 }
 
 impl Rows {
@@ -123,13 +124,20 @@ impl Rows {
         })
     }
 
-    fn name(&mut self, trace: usize, tid: i64, name: &str) {
+    fn name(&mut self, trace: usize, tid: i64, name: Option<FieldVal<'_>>) {
+        let Some(name) = name.and_then(|v| v.as_bytes()) else {
+            return;
+        };
+        let name = name
+            .iter()
+            .position(|&c| c == 0)
+            .map_or(name, |n| &name[..n]);
         if tid > 0 && !name.is_empty() {
             match self.names.get_mut(&(trace, tid)) {
                 Some(n) if n == name => {}
-                Some(n) => *n = name.to_string(),
+                Some(n) => *n = name.to_vec(),
                 None => {
-                    self.names.insert((trace, tid), name.to_string());
+                    self.names.insert((trace, tid), name.to_vec());
                 }
             }
         }
@@ -143,19 +151,22 @@ impl Rows {
 
     /// The rows with their labels (thread and process names as last seen).
     pub fn labelled(&self) -> Vec<RowInfo> {
-        let name = |trace: usize, tid: i64| self.names.get(&(trace, tid));
+        let name = |trace: usize, tid: i64| {
+            self.names
+                .get(&(trace, tid))
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+        };
         self.rows
             .iter()
             .map(|r| {
                 let mut r = r.clone();
                 if let Some(tid) = r.tid {
-                    let n = name(r.trace, tid).map(String::as_str).unwrap_or("?");
+                    let n = name(r.trace, tid).unwrap_or_else(|| "?".into());
                     r.label = format!("{n} ({tid})");
                     if let Some(pid) = r.pid {
                         let p = name(r.trace, pid)
                             .or_else(|| name(r.trace, tid))
-                            .map(String::as_str)
-                            .unwrap_or("?");
+                            .unwrap_or_else(|| "?".into());
                         r.process = Some(format!("{p} ({pid})"));
                     }
                 }
@@ -189,13 +200,16 @@ fn classify(name: &str) -> K {
     match name {
         "sched_switch" => K::Switch,
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => K::Wakeup,
-        "irq_handler_entry" | "softirq_entry" => K::IrqEntry,
-        "irq_handler_exit" | "softirq_exit" => K::IrqExit,
+        "irq_handler_entry" | "softirq_entry" | "irq_softirq_entry" => K::IrqEntry,
+        "irq_handler_exit" | "softirq_exit" | "irq_softirq_exit" => K::IrqExit,
+        "exit_syscall" => K::SysExit,
         "sched_process_fork" => K::Fork,
         "lttng_statedump_process_state" => K::Statedump,
         "sched_process_exit" => K::Exit,
         n if n.starts_with("syscall_entry_") => K::SysEntry,
         n if n.starts_with("syscall_exit_") => K::SysExit,
+        // Older LTTng: `sys_NAME` entries, one `exit_syscall`.
+        n if n.starts_with("sys_") => K::SysEntry,
         _ => K::Other,
     }
 }
@@ -290,6 +304,7 @@ struct Thread {
     in_sys: bool,
     /// The latest wakeup not followed by a switch in: (cpu row, time).
     wake: Option<(u32, i64)>,
+    row: u32,
 }
 
 /// The kernel model (per-CPU current thread and interrupt depth, per-thread
@@ -403,13 +418,8 @@ impl Model {
         }
         if let Some(vtid) = self.f.vtid.get(cur).and_then(|v| v.as_i64()) {
             let vpid = self.f.vpid.get(cur).and_then(|v| v.as_i64());
-            let pname = self.f.procname.get(cur).and_then(|v| v.as_str());
-            if let Some(p) = pname {
-                self.rows.name(trace, vtid, &p);
-                if let Some(vp) = vpid.filter(|&vp| vp == vtid) {
-                    self.rows.name(trace, vp, &p);
-                }
-            }
+            let pname = self.f.procname.get(cur);
+            self.rows.name(trace, vtid, pname);
             let row = self
                 .rows
                 .get_or_add(RowKey::UThread(trace, vtid), trace, |id| RowInfo {
@@ -492,16 +502,22 @@ impl Model {
         if tid <= 0 {
             return;
         }
-        let row = self.rows.kthread(trace, tid);
-        let th = self.kernel.threads.entry(tid).or_insert(Thread {
-            v: UNKNOWN,
-            in_sys: false,
-            wake: None,
-        });
+        let th = match self.kernel.threads.get_mut(&tid) {
+            Some(th) => th,
+            None => {
+                let row = self.rows.kthread(trace, tid);
+                self.kernel.threads.entry(tid).or_insert(Thread {
+                    v: UNKNOWN,
+                    in_sys: false,
+                    wake: None,
+                    row,
+                })
+            }
+        };
         let before = th.v;
         f(th);
         if th.v != before {
-            sink.value(row, t, th.v, OnRule::Thread);
+            sink.value(th.row, t, th.v, OnRule::Thread);
         }
     }
 
@@ -522,12 +538,8 @@ impl Model {
                 let prev = int(&mut self.f.prev_tid).unwrap_or(-1);
                 let state = int(&mut self.f.prev_state).unwrap_or(0);
                 let next = int(&mut self.f.next_tid).unwrap_or(-1);
-                if let Some(n) = self.f.prev_comm.get(cur).and_then(|v| v.as_str()) {
-                    self.rows.name(trace, prev, &n);
-                }
-                if let Some(n) = self.f.next_comm.get(cur).and_then(|v| v.as_str()) {
-                    self.rows.name(trace, next, &n);
-                }
+                self.rows.name(trace, prev, self.f.prev_comm.get(cur));
+                self.rows.name(trace, next, self.f.next_comm.get(cur));
                 self.set_thread(trace, prev, t, sink, |th| {
                     th.v = if state == 0 { WAIT_CPU } else { BLOCKED };
                 });
@@ -602,9 +614,7 @@ impl Model {
             K::Fork => {
                 let child = int(&mut self.f.child_tid).unwrap_or(-1);
                 let pid = int(&mut self.f.child_pid).unwrap_or(-1);
-                if let Some(n) = self.f.child_comm.get(cur).and_then(|v| v.as_str()) {
-                    self.rows.name(trace, child, &n);
-                }
+                self.rows.name(trace, child, self.f.child_comm.get(cur));
                 if child > 0 {
                     let row = self.rows.kthread(trace, child);
                     self.rows.set_pid(row, pid);
@@ -613,9 +623,7 @@ impl Model {
             K::Statedump => {
                 let tid = int(&mut self.f.tid).unwrap_or(-1);
                 let pid = int(&mut self.f.pid).unwrap_or(-1);
-                if let Some(n) = self.f.name.get(cur).and_then(|v| v.as_str()) {
-                    self.rows.name(trace, tid, &n);
-                }
+                self.rows.name(trace, tid, self.f.name.get(cur));
                 if tid > 0 {
                     let row = self.rows.kthread(trace, tid);
                     self.rows.set_pid(row, pid);
@@ -637,9 +645,9 @@ impl Model {
                 v[r as usize] = (*tid).clamp(-1, i32::MAX as i64) as i32;
             }
         }
-        for (tid, th) in &self.kernel.threads {
-            if let Some(&r) = self.rows.by_key.get(&RowKey::KThread(*tid)) {
-                v[r as usize] = th.v;
+        for th in self.kernel.threads.values() {
+            if let Some(x) = v.get_mut(th.row as usize) {
+                *x = th.v;
             }
         }
         v

@@ -136,11 +136,18 @@ fn pred_of(view: &View, f: Option<&FilterIx>) -> R<Pred> {
 struct RowSink<'a> {
     tracks: &'a mut [Option<Track>],
     k: u32,
-    arrows: Option<&'a mut Vec<Arrow>>,
+    /// The arrows, and the number of marks in `range`.
+    arrows: Option<(&'a mut Vec<Arrow>, &'a mut u64)>,
+    range: (i64, i64),
 }
 
 impl Sink for RowSink<'_> {
     fn mark(&mut self, row: u32, t: i64, class: u32) {
+        if let Some((_, n)) = &mut self.arrows {
+            if t >= self.range.0 && t < self.range.1 {
+                **n += 1;
+            }
+        }
         if let Some(Some(tr)) = self.tracks.get_mut(row as usize) {
             tr.mark(t, class, self.k);
         }
@@ -151,7 +158,7 @@ impl Sink for RowSink<'_> {
         }
     }
     fn arrow(&mut self, a: Arrow) {
-        if let Some(v) = &mut self.arrows {
+        if let Some((v, _)) = &mut self.arrows {
             v.push(a);
         }
     }
@@ -201,7 +208,7 @@ fn decode_window(
     k: u32,
     rows: &[u32],
     pred: &Pred,
-    arrows: Option<&mut Vec<Arrow>>,
+    arrows: Option<(&mut Vec<Arrow>, &mut u64)>,
 ) -> R<RowSummaries> {
     // Whole buckets: from the start of the first to the end of the last.
     let start = (w.from >> k) << k;
@@ -231,6 +238,7 @@ fn decode_window(
         tracks: &mut tracks,
         k,
         arrows,
+        range: (w.from, w.to),
     };
     let _stopped = src.for_each_event(|m, ns| {
         model.event(
@@ -500,6 +508,10 @@ fn line_of(at: &At<'_, '_>, p: &mut Pretty) -> Line {
 
 /// The list's index of the `skip`-th event at or after `from`.
 fn position(view: &View, list: &mut List, from: i64, skip: u64) -> R<u64> {
+    if from <= 0 {
+        // Every event is at or after the origin.
+        return Ok(skip.min(list.total));
+    }
     let i = list.checkpoint_at(from);
     let mut before = list.checkpoints[i].before;
     let mut skipped = 0;
@@ -559,6 +571,9 @@ pub fn events(
 /// `/api/event`: the first mark of `row` in `[from, to)`.
 pub fn event(view: &View, row: u32, from: i64, to: i64, filter: Option<u32>) -> R<Value> {
     let mut list = list_of(view, filter)?;
+    if row as usize >= list.model.rows.rows.len() {
+        return Err(ApiError::bad(format!("no row {row}")));
+    }
     let i = list.checkpoint_at(from);
     let mut found = None;
     let mut p = pretty();
@@ -670,27 +685,33 @@ pub const ARROW_EVENTS: i64 = 200_000;
 
 /// `/api/arrows`.
 pub fn arrows(view: &View, w: &Window) -> R<Value> {
-    // How many events the window holds, from the index.
-    let n: i64 = {
+    // The marks in the window: at least those of the index's buckets that
+    // lie inside it.
+    let inside_lower: i64 = {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
-        let k = resolution(w.from, w.to, 1).max(b.marks.k);
+        let k = b.marks.k;
         b.marks
             .tracks
             .iter()
             .map(|t| {
-                extract(&t.buckets, t.rule, b.marks.k, k, w.from, w.to, UNKNOWN)
+                extract(&t.buckets, t.rule, k, k, w.from, w.to, UNKNOWN)
                     .iter()
+                    .filter(|s| s.0[0] << k >= w.from && (s.0[0] + 1) << k <= w.to)
                     .map(|s| s.0[1])
                     .sum::<i64>()
             })
             .sum()
     };
-    if n > ARROW_EVENTS {
+    if inside_lower > ARROW_EVENTS {
         return Ok(json!({"arrows": [], "more": true}));
     }
     let pred = pred_of(view, None)?;
     let mut all = Vec::new();
-    decode_window(view, w, 0, &[], &pred, Some(&mut all))?;
+    let mut marks = 0u64;
+    decode_window(view, w, 0, &[], &pred, Some((&mut all, &mut marks)))?;
+    if marks > ARROW_EVENTS as u64 {
+        return Ok(json!({"arrows": [], "more": true}));
+    }
     let mut inside: Vec<Arrow> = all
         .into_iter()
         .filter(|a| a.to_t >= w.from && a.to_t < w.to)
@@ -707,6 +728,16 @@ pub fn make_filter(
     hide_classes: Vec<u32>,
     hide_rows: Vec<u32>,
 ) -> R<Value> {
+    {
+        let b = view.base.read().unwrap_or_else(|e| e.into_inner());
+        let (nc, nr) = (b.model.classes.names.len(), b.model.rows.rows.len());
+        if let Some(c) = hide_classes.iter().find(|&&c| c as usize >= nc) {
+            return Err(ApiError::bad(format!("no class {c}")));
+        }
+        if let Some(r) = hide_rows.iter().find(|&&r| r as usize >= nr) {
+            return Err(ApiError::bad(format!("no row {r}")));
+        }
+    }
     let f = view
         .make_filter(expr, hide_classes, hide_rows)
         .map_err(ApiError::expr)?;
@@ -714,6 +745,7 @@ pub fn make_filter(
     let (state, error) = phase_text(&m.phase);
     Ok(json!({
         "id": f.id,
+        "finest": 1u64 << m.k,
         "state": state,
         "error": error,
         "events": m.events,

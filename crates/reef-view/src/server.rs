@@ -259,7 +259,9 @@ fn router(app: Arc<App>) -> Router {
             "/api/filter",
             get(|State(a): State<Arc<App>>, q: Q| {
                 run(a, q, |v, p| {
-                    let expr = p.0.get("expr").cloned().unwrap_or_default();
+                    let expr = p.0.get("expr").cloned().ok_or_else(|| {
+                        ApiError::bad("`expr` is missing: an expression (may be empty)")
+                    })?;
                     query::make_filter(v, &expr, p.list("hide_classes")?, p.list("hide_rows")?)
                 })
             }),

@@ -1,0 +1,257 @@
+// Typed wrappers around `reef view`'s HTTP API (docs/view-api.md): the only
+// thing the page talks to. Every time is an integer number of nanoseconds
+// relative to the origin (the first event); JavaScript numbers hold them
+// exactly up to 2^53 ns (about 104 days), far beyond any trace's length.
+
+export type TraceState = 'building' | 'ready' | 'error';
+
+export interface Progress {
+  done: number;
+  total: number;
+}
+
+export interface Info {
+  traces: { name: string; path: string }[];
+  kernel: boolean;
+  /** Nanoseconds from the clock's origin, as a string (too large for a number); null before the first event. */
+  origin_ns: string | null;
+  end: number;
+  events: number;
+  classes: string[];
+  class_groups: string[];
+  state: TraceState;
+  progress: Progress;
+  error: string | null;
+  finest: number;
+  rows: number;
+}
+
+export type RowKind = 'cpu' | 'thread' | 'stream';
+
+export interface Row {
+  id: number;
+  kind: RowKind;
+  label: string;
+  cpu?: number;
+  tid?: number;
+  pid?: number | null;
+  process?: string;
+  stream?: number;
+}
+
+/** One bucket summary: [j, count, first, v, changes, on]. */
+export type Bucket = [number, number, number, number, number, number];
+export const B_J = 0;
+export const B_COUNT = 1;
+export const B_FIRST = 2;
+export const B_V = 3;
+export const B_CHANGES = 4;
+export const B_ON = 5;
+
+export interface WindowAnswer {
+  res: number;
+  k: number;
+  rows: { id: number; b: Bucket[] }[];
+}
+
+export interface EventLine {
+  t: number;
+  /** Its index among the list's events at time t: `from=t&skip=skip` designates it. */
+  skip: number;
+  /** null for an event on no row. */
+  row: number | null;
+  line: string;
+}
+
+export interface EventsAnswer {
+  events: EventLine[];
+  total: number;
+  before: number;
+}
+
+export interface FilterAnswer {
+  id: number;
+  state: 'building' | 'ready' | 'error';
+  progress?: Progress;
+}
+
+export interface StatsAnswer {
+  events: number;
+  duration_ns?: number;
+  rate_per_s?: number;
+  event_names?: { name: string; count: number; rate_per_s?: number }[];
+  [key: string]: unknown;
+}
+
+export interface Arrow {
+  tid: number;
+  from_row: number;
+  from_t: number;
+  to_row: number;
+  to_t: number;
+}
+
+export interface ArrowsAnswer {
+  arrows: Arrow[];
+  more: boolean;
+}
+
+/** An answer other than 2xx: `message` is the server's `error` text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** For an invalid expression: the byte offset of the error in it. */
+    readonly position: number | null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** True for the rejection of a request that was aborted on purpose. */
+export function isAbort(e: unknown): boolean {
+  return e instanceof DOMException && e.name === 'AbortError';
+}
+
+// Requests in flight, for `window.reefView.ready()`.
+let inFlight = 0;
+const listeners: (() => void)[] = [];
+export function requestsInFlight(): number {
+  return inFlight;
+}
+/** Called whenever a request ends (to let the page re-check readiness). */
+export function onRequestDone(f: () => void): void {
+  listeners.push(f);
+}
+
+type Params = Record<string, string | number | boolean | undefined | null>;
+
+function query(params: Params): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === false) continue;
+    parts.push(`${k}=${encodeURIComponent(v === true ? '1' : String(v))}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+async function get<T>(path: string, params: Params, signal?: AbortSignal): Promise<T> {
+  inFlight++;
+  try {
+    const res = await fetch(`api/${path}${query(params)}`, { signal });
+    const text = await res.text();
+    if (!res.ok) {
+      let message = text || `${res.status} ${res.statusText}`;
+      let position: number | null = null;
+      try {
+        const body = JSON.parse(text) as { error?: unknown; position?: unknown };
+        if (typeof body.error === 'string') message = body.error;
+        if (typeof body.position === 'number') position = body.position;
+      } catch {
+        // not JSON: keep the raw text
+      }
+      throw new ApiError(res.status, message, position);
+    }
+    return JSON.parse(text) as T;
+  } finally {
+    inFlight--;
+    for (const f of listeners) f();
+  }
+}
+
+export function getInfo(signal?: AbortSignal): Promise<Info> {
+  return get<Info>('info', {}, signal);
+}
+
+export function getRows(signal?: AbortSignal): Promise<Row[]> {
+  return get<Row[]>('rows', {}, signal);
+}
+
+export function getWindow(
+  from: number,
+  to: number,
+  width: number,
+  rows: number[] | null,
+  filter: number | null,
+  signal?: AbortSignal,
+): Promise<WindowAnswer> {
+  return get<WindowAnswer>(
+    'window',
+    { from, to, width, rows: rows ? rows.join(',') : undefined, filter },
+    signal,
+  );
+}
+
+export function getEvents(
+  from: number,
+  count: number,
+  skip: number,
+  back: boolean,
+  filter: number | null,
+  signal?: AbortSignal,
+): Promise<EventsAnswer> {
+  return get<EventsAnswer>('events', { from, count, skip: skip || undefined, back, filter }, signal);
+}
+
+/** The first mark of `row` in [from, to), or null (404). */
+export async function getEvent(
+  row: number,
+  from: number,
+  to: number,
+  filter: number | null,
+  signal?: AbortSignal,
+): Promise<EventLine | null> {
+  try {
+    return await get<EventLine>('event', { row, from, to, filter }, signal);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+/**
+ * The first event of the list (of `filter`) matching `expr` at or after
+ * position (from, skip), or with `back` the last one strictly before it; null if none.
+ */
+export async function search(
+  expr: string,
+  from: number,
+  skip: number,
+  back: boolean,
+  filter: number | null,
+  signal?: AbortSignal,
+): Promise<EventLine | null> {
+  const a = await get<EventLine | { found: false }>('search', { expr, from, skip, back, filter }, signal);
+  return 'found' in a && a.found === false ? null : (a as EventLine);
+}
+
+export function makeFilter(
+  expr: string,
+  hideClasses: number[],
+  hideRows: number[],
+  signal?: AbortSignal,
+): Promise<FilterAnswer> {
+  return get<FilterAnswer>(
+    'filter',
+    {
+      expr,
+      hide_classes: hideClasses.length ? hideClasses.join(',') : undefined,
+      hide_rows: hideRows.length ? hideRows.join(',') : undefined,
+    },
+    signal,
+  );
+}
+
+export function getStats(
+  from: number,
+  to: number,
+  filter: number | null,
+  signal?: AbortSignal,
+): Promise<StatsAnswer> {
+  return get<StatsAnswer>('stats', { from, to, filter }, signal);
+}
+
+export function getArrows(from: number, to: number, width: number, signal?: AbortSignal): Promise<ArrowsAnswer> {
+  return get<ArrowsAnswer>('arrows', { from, to, width }, signal);
+}

@@ -1,0 +1,276 @@
+// Wires the page together: the header (traces, progress, errors), the
+// timeline, the event list and the side panel, and `window.reefView` for
+// tests and benchmarks.
+
+import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Info } from './api';
+import { byId, formatCount, formatDuration, originTimeOfDay } from './format';
+import { EventList } from './list';
+import { FiltersPanel, SearchPanel, StatsPanel } from './panels';
+import { State } from './state';
+import { Timeline } from './timeline';
+
+const INFO_POLL_MS = 300;
+/** While indexing, how often what is shown is refreshed. */
+const REFRESH_MS = 1000;
+let lastRefresh = 0;
+/** The index changed since what is shown was last refreshed. */
+let stale = false;
+
+const state = new State();
+const tooltip = byId('tooltip');
+const errorBox = byId('error');
+const progress = byId('progress');
+const progressBar = byId('progress-bar');
+const progressText = byId('progress-text');
+
+let list: EventList;
+const stats = new StatsPanel(byId('stats'), state);
+
+const timeline = new Timeline(
+  byId<HTMLCanvasElement>('timeline'),
+  byId('timeline-scroll'),
+  byId('timeline-spacer'),
+  tooltip,
+  state,
+  {
+    markClicked: (ev) => {
+      void list.selectEvent(ev);
+    },
+    viewChanged: () => {
+      stats.schedule();
+      updateButtons();
+    },
+  },
+);
+
+list = new EventList(byId('event-list'), state, {
+  selected: (s) => timeline.centerOn(s.t),
+});
+
+const filters = new FiltersPanel(byId('filters'), state, {
+  rowsHidden: () => timeline.setRows(),
+  filterChanged: () => {
+    state.emit('filter');
+  },
+});
+
+const searchPanel = new SearchPanel(state, {
+  found: async (hit) => {
+    await list.selectEvent(hit);
+    timeline.centerOn(hit.t);
+  },
+});
+
+state.on('filter', () => {
+  timeline.filterChanged();
+  const sel = state.selected;
+  list.reset(false);
+  if (sel) void list.relocate(sel);
+  stats.schedule();
+});
+state.on('selection', () => {
+  timeline.invalidate();
+  list.refresh();
+});
+state.on('range', () => {
+  stats.schedule();
+  updateButtons();
+  timeline.invalidate();
+});
+
+// --- Toolbar ----------------------------------------------------------------------------
+
+const btn = (id: string, f: () => void): HTMLButtonElement => {
+  const b = byId<HTMLButtonElement>(id);
+  b.addEventListener('click', () => {
+    f();
+    b.blur();
+  });
+  return b;
+};
+const backBtn = btn('back', () => timeline.back());
+const fwdBtn = btn('forward', () => timeline.forward());
+btn('reset', () => timeline.reset());
+btn('zoom-in', () => timeline.zoom(1 / 1.5));
+btn('zoom-out', () => timeline.zoom(1.5));
+const selBtn = btn('zoom-selection', () => timeline.zoomToSelection());
+btn('clear-selection', () => state.setRange(null));
+const arrowsBtn = btn('toggle-arrows', () => {
+  timeline.setArrowsVisible(!timeline.arrowsVisible());
+  arrowsBtn.setAttribute('aria-pressed', String(timeline.arrowsVisible()));
+  arrowsBtn.textContent = timeline.arrowsVisible() ? 'Hide wakeups' : 'Show wakeups';
+});
+
+function updateButtons(): void {
+  backBtn.disabled = !timeline.canGoBack();
+  fwdBtn.disabled = !timeline.canGoForward();
+  selBtn.disabled = !state.range;
+  const r = state.range;
+  byId('selection-info').textContent = r ? `selection: ${formatDuration(r.to - r.from)}` : '';
+}
+
+// --- Info, rows, progress ---------------------------------------------------------------
+
+let rowsCount = -1;
+let rowsLoading = false;
+
+async function loadRows(): Promise<void> {
+  if (rowsLoading) return;
+  rowsLoading = true;
+  try {
+    const rows = await getRows();
+    rowsCount = rows.length;
+    state.setRows(rows);
+  } finally {
+    rowsLoading = false;
+  }
+}
+
+function showHeader(info: Info): void {
+  arrowsBtn.hidden = !info.kernel;
+  byId('traces').textContent = info.traces.map((t) => t.name).join(', ');
+  byId('traces').title = info.traces.map((t) => t.path).join('\n');
+  byId('summary').textContent = `${formatCount(info.events)} events · ${formatDuration(info.end)}${info.kernel ? ' · kernel' : ''}`;
+  const building = info.state === 'building';
+  progress.hidden = !building;
+  if (building) {
+    const { done, total } = info.progress;
+    const pct = total ? (100 * done) / total : 0;
+    progressBar.style.width = `${pct.toFixed(1)}%`;
+    progressText.textContent = `indexing ${formatCount(done)} / ${formatCount(total)} (${pct.toFixed(0)}%)`;
+  }
+  if (info.state === 'error' && info.error) {
+    errorBox.hidden = false;
+    byId('error-text').textContent = info.error;
+  }
+}
+
+let infoBusy = false;
+let originKnown = false;
+
+/**
+ * The origin's time of day as the list shows it (the server's time zone):
+ * read from the first event's line, `[HH:MM:SS.nnnnnnnnn] ...`.
+ */
+async function learnOrigin(): Promise<void> {
+  const a = await getEvents(0, 1, 0, false, null);
+  const e = a.events[0];
+  if (!e) return;
+  state.originTod = originTimeOfDay(e.line, state.info?.origin_ns ?? null) - e.t;
+  originKnown = true;
+  timeline.invalidate();
+}
+
+async function pollInfo(): Promise<void> {
+  infoBusy = true;
+  try {
+    const info = await getInfo();
+    const prev = state.info;
+    state.info = info;
+    showHeader(info);
+    // While the index grows, what is drawn is refreshed about once a
+    // second (not at every poll: the queries would slow the indexing down).
+    const changed = !prev || prev.events !== info.events || prev.end !== info.end || prev.state !== info.state;
+    const now = performance.now();
+    stale = stale || changed;
+    const grew = stale && (info.state !== 'building' || !prev || prev.state !== info.state || now - lastRefresh >= REFRESH_MS);
+    if (grew) {
+      lastRefresh = now;
+      stale = false;
+    }
+    if (!originKnown && info.events > 0) await learnOrigin();
+    if (info.rows !== rowsCount || (prev && prev.state !== info.state)) await loadRows();
+    if (!prev || prev.classes.length !== info.classes.length) filters.update();
+    if (grew) {
+      if (prev) state.generation++;
+      timeline.dataChanged();
+      // The list only grows at its end (the index is built in time order):
+      // what is cached stays; the total tells the list to fetch the rest.
+      list.setEnd(info.end);
+      if (state.filterId === null) list.setTotal(info.events);
+      else list.reset(true);
+      stats.schedule();
+    }
+    if (!prev) timeline.startHistory();
+    if (info.state === 'building') setTimeout(() => void pollInfo(), INFO_POLL_MS);
+  } catch (e) {
+    errorBox.hidden = false;
+    byId('error-text').textContent = `cannot reach the server: ${e instanceof Error ? e.message : String(e)}`;
+    setTimeout(() => void pollInfo(), 2000);
+  } finally {
+    infoBusy = false;
+  }
+}
+
+state.on('rows', () => {
+  timeline.setRows();
+  filters.update();
+});
+
+byId('error-close').addEventListener('click', () => {
+  errorBox.hidden = true;
+});
+
+// --- For tests and benchmarks -------------------------------------------------------------
+
+let settledSince = 0;
+
+function busy(): boolean {
+  return (
+    infoBusy ||
+    rowsLoading ||
+    requestsInFlight() > 0 ||
+    !timeline.isReady() ||
+    list.busy() ||
+    filters.busy() ||
+    searchPanel.busy() ||
+    stats.busy()
+  );
+}
+
+onRequestDone(() => {
+  settledSince = performance.now();
+});
+
+const reefView = {
+  /** The visible range, ns from the origin. */
+  view: () => timeline.view(),
+  /** Sets the visible range. */
+  setView: (from: number, to: number) => timeline.setView(from, to),
+  /** Ids of the rows on screen. */
+  rows: () => timeline.visibleRows(),
+  /** No request in flight or due, everything drawn. */
+  ready: () => state.info !== null && !busy() && performance.now() - settledSince > 30,
+  /** Durations (ms) of the last frames drawn. */
+  frameTimes: () => timeline.frameTimes(),
+  /** The server's /api/info as last read. */
+  info: () => state.info,
+  /** Client coordinates of time t on the timeline. */
+  timeToClientX: (t: number) => timeline.timeToClientX(t),
+  /** Client y of a row's bar or marks (scrolling it into view), or null. */
+  rowClientY: (id: number, part: 'bar' | 'mark' = 'bar') => timeline.rowClientY(id, part),
+  /** All rows as /api/rows gives them. */
+  allRows: () => state.rows,
+  /** The selected event. */
+  selected: () => state.selected,
+  /** The range selection. */
+  range: () => state.range,
+  setRange: (from: number, to: number) => state.setRange({ from, to }),
+  /** Exact event counts per row id in the range selection (null until known). */
+  rangeCounts: () => timeline.rangeCountsNow(),
+  /** The level the timeline is drawn at: { k, res }. */
+  level: () => timeline.levelNow(),
+  /** The wakeup arrows drawn. */
+  arrows: () => timeline.arrowsNow(),
+  filterId: () => state.filterId,
+};
+
+declare global {
+  interface Window {
+    reefView: typeof reefView;
+  }
+}
+Object.defineProperty(window, 'reefView', { value: Object.freeze(reefView), writable: false });
+
+updateButtons();
+void pollInfo();
