@@ -26,7 +26,7 @@ pub struct ViewArgs {
     #[arg(long)]
     pub open: bool,
     /// Memory for the index's buckets, in MiB (default: 2.5 % of the
-    /// traces' size, at least 4 MiB); finer windows are decoded from the
+    /// traces' size, from 4 to 64 MiB); finer windows are decoded from the
     /// trace on demand.
     #[arg(long, value_name = "MIB")]
     pub index_memory: Option<f64>,

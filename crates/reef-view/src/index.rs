@@ -212,7 +212,7 @@ pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
 impl View {
     /// Opens the traces and starts building the base index on a thread of
     /// its own. `budget_bytes`: memory for the buckets (default: 2.5 % of
-    /// the traces, at least 4 MiB).
+    /// the traces, from 4 to 64 MiB).
     pub fn open(
         opts: ReadOptions,
         budget_bytes: Option<u64>,
@@ -222,7 +222,7 @@ impl View {
         read.filter = None;
         let mut src = Source::from_traces(traces.clone(), labels.clone(), &read)?;
         let progress = src.progress();
-        let budget_bytes = budget_bytes.unwrap_or((progress.total / 40).max(4 << 20));
+        let budget_bytes = budget_bytes.unwrap_or((progress.total / 40).clamp(4 << 20, 64 << 20));
         let kernel = traces
             .iter()
             .map(|t| {
