@@ -30,11 +30,16 @@ pub struct ViewArgs {
     /// trace on demand.
     #[arg(long, value_name = "MIB")]
     pub index_memory: Option<f64>,
+    /// Decode a window finer than the index only when the index's finest
+    /// buckets over it hold at most this many events; answer coarser
+    /// past that.
+    #[arg(long, value_name = "N", default_value_t = reef_view::index::DECODE_MARKS, hide = true)]
+    pub decode_marks: u64,
 }
 
 pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     let budget = a.index_memory.map(|m| (m * 1048576.0).max(0.0) as u64);
-    let view = View::open(a.read.options(), budget)?;
+    let view = View::open(a.read.options(), budget, a.decode_marks)?;
     let addr = SocketAddr::new(a.bind, a.port);
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;

@@ -118,6 +118,23 @@ pub struct StreamCursor {
     unreleased: Option<(Arc<StreamFile>, usize, usize)>,
 }
 
+impl Drop for StreamCursor {
+    /// Releases what the cursor still holds mapped (a reader stopping in
+    /// the middle of a stream, as a viewer's window queries do, would
+    /// otherwise leave those pages resident).
+    fn drop(&mut self) {
+        if let Some((f, s, e)) = self.unreleased.take() {
+            f.release(s, e);
+        }
+        if self.in_packet {
+            if let Some(f) = &self.file {
+                let s = self.packet.offset as usize;
+                f.release(s, s + (self.packet.packet_bits / 8) as usize);
+            }
+        }
+    }
+}
+
 /// Bytes of read packets a cursor gathers before releasing them: memory
 /// stays bounded by this much per stream (plus a packet).
 pub const RELEASE_CHUNK: usize = 1 << 20;

@@ -173,9 +173,10 @@ impl Pred {
         })
     }
 
+    #[inline]
     pub fn keep(&self, cur: &StreamCursor, seen: Seen) -> bool {
-        !self.hide_classes.contains(&seen.class)
-            && seen.row.is_none_or(|r| !self.hide_rows.contains(&r))
+        (self.hide_classes.is_empty() || !self.hide_classes.contains(&seen.class))
+            && (self.hide_rows.is_empty() || seen.row.is_none_or(|r| !self.hide_rows.contains(&r)))
             && self.exprs.iter().all(|f| f.matches(cur))
     }
 }
@@ -204,7 +205,14 @@ pub struct View {
     pub budget: usize,
     /// Stream data between checkpoints, in bytes.
     pub spacing: u64,
+    /// A window finer than the index is decoded when the index's finest
+    /// buckets over it hold at most this many marks; past that it is
+    /// answered at the finest resolution (`/api/window`).
+    pub decode_marks: u64,
 }
+
+/// The default of [`View::decode_marks`].
+pub const DECODE_MARKS: u64 = 100_000;
 
 /// Size of a stored bucket (for the budget).
 pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
@@ -216,6 +224,7 @@ impl View {
     pub fn open(
         opts: ReadOptions,
         budget_bytes: Option<u64>,
+        decode_marks: u64,
     ) -> Result<Arc<View>, reef_read::Error> {
         let (traces, labels) = reef_read::open_traces(&opts.paths)?;
         let mut read = opts.clone();
@@ -255,6 +264,7 @@ impl View {
             total: progress.total,
             budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
             spacing: (progress.total / 512).max(2 << 20),
+            decode_marks,
         });
         let v = view.clone();
         std::thread::Builder::new()

@@ -541,7 +541,9 @@ impl Model {
                 self.rows.name(trace, prev, self.f.prev_comm.get(cur));
                 self.rows.name(trace, next, self.f.next_comm.get(cur));
                 self.set_thread(trace, prev, t, sink, |th| {
-                    th.v = if state == 0 { WAIT_CPU } else { BLOCKED };
+                    if th.v != EXITED {
+                        th.v = if state == 0 { WAIT_CPU } else { BLOCKED };
+                    }
                 });
                 let mut woken = None;
                 self.set_thread(trace, next, t, sink, |th| {

@@ -313,8 +313,7 @@ fn combine(
 
 /// `/api/window`.
 pub fn window(view: &View, w: &Window) -> R<Value> {
-    let k = resolution(w.from, w.to, w.width);
-    let res = 1i64 << k;
+    let mut k = resolution(w.from, w.to, w.width);
     let f = filter_of(view, w.filter)?;
     let (all_rows, base_k) = {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
@@ -332,6 +331,27 @@ pub fn window(view: &View, w: &Window) -> R<Value> {
     let filter_k = f
         .as_ref()
         .map(|f| f.marks.read().unwrap_or_else(|e| e.into_inner()).k);
+    let finest = base_k.max(filter_k.unwrap_or(0));
+    if k < finest {
+        // Decoding costs what the window holds: past a bound, the answer
+        // is the index's finest instead.
+        let b = view.base.read().unwrap_or_else(|e| e.into_inner());
+        let marks: i64 = b
+            .marks
+            .tracks
+            .iter()
+            .map(|t| {
+                extract(&t.buckets, t.rule, b.marks.k, finest, w.from, w.to, UNKNOWN)
+                    .iter()
+                    .map(|s| s.0[1])
+                    .sum::<i64>()
+            })
+            .sum();
+        if marks > view.decode_marks as i64 {
+            k = finest;
+        }
+    }
+    let res = 1i64 << k;
     let from_index = k >= base_k && filter_k.is_none_or(|fk| k >= fk);
     let answers: RowSummaries = if from_index {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());

@@ -12,7 +12,7 @@ use reef_view::index::{Phase, View};
 use reef_view::query::{self, Window};
 
 fn ready(opts: &ReadOptions, budget: u64) -> Arc<View> {
-    let v = View::open(opts.clone(), Some(budget)).expect("open");
+    let v = View::open(opts.clone(), Some(budget), reef_view::index::DECODE_MARKS).expect("open");
     loop {
         if v.base.read().unwrap().marks.phase != Phase::Building {
             return v;

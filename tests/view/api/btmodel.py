@@ -477,7 +477,8 @@ class Trace:
             n, c, t = e.name, e.cpu, e.t
             if n == "sched_switch":
                 p, ps, nx = e.f.get("prev_tid"), e.f.get("prev_state"), e.f.get("next_tid")
-                set_thread(p, t, 4 if ps == 0 else 5)
+                if tv(p) != 6:  # a dying thread switched away stays exited
+                    set_thread(p, t, 4 if ps == 0 else 5)
                 set_thread(nx, t, 2 if insys.get(nx, False) else 1)
                 cur[c] = nx
                 setv(("cpu", c), t, nx)
@@ -556,15 +557,23 @@ class Trace:
         on = r.on_before(b) - r.on_before(a)
         return [j, count, first, v, changes, on]
 
-    @staticmethod
-    def choose_k(frm, to, width):
+    # The doc: a window finer than `finest` whose buckets at `finest` hold
+    # more than this many marks is answered at `finest` instead.
+    DECODE_MARKS = 100000
+
+    def choose_k(self, frm, to, width, finest=None):
         x = max(1, (to - frm) // width)
         k = x.bit_length() - 1
+        if finest and (1 << k) < finest:
+            a = frm // finest * finest
+            b = ((to - 1) // finest + 1) * finest
+            if self.marks_in(a, b) > self.DECODE_MARKS:
+                k = finest.bit_length() - 1
         return k, 1 << k
 
-    def window(self, frm, to, width, key, marks=None):
+    def window(self, frm, to, width, key, marks=None, finest=None):
         """The buckets the doc says /api/window returns for row `key`."""
-        k, res = self.choose_k(frm, to, width)
+        k, res = self.choose_k(frm, to, width, finest)
         r = self.rows[key]
         j0 = frm // res
         j1 = (to - 1) // res

@@ -138,14 +138,14 @@ def compare_window(cx, frm, to, width, marks=None, filt=None, rows=None):
     if r.status != 200:
         return ["%s: status %d %r" % (q, r.status, r.body[:200])], None
     a = r.json
-    k, res = tr.choose_k(frm, to, width)
+    finest = cx.finest
+    if filt is not None:
+        finest = max(finest, getattr(cx.srv, "filter_finest", {}).get(filt, 0))
+    k, res = tr.choose_k(frm, to, width, finest)
     probs = []
     if a.get("k") != k or a.get("res") != res:
         probs.append("%s: k/res %s/%s, expected %d/%d" % (q, a.get("k"), a.get("res"), k, res))
         return probs, res
-    finest = cx.finest
-    if filt is not None:
-        finest = max(finest, getattr(cx.srv, "filter_finest", {}).get(filt, 0))
     want_source = "decoded" if res < finest else "index"
     cx.source_n += 1
     if a.get("source") != want_source:
@@ -159,7 +159,7 @@ def compare_window(cx, frm, to, width, marks=None, filt=None, rows=None):
             continue
         got_keys.add(key)
         m = marks[key] if marks is not None else None
-        _, _, exp = tr.window(frm, to, width, key, m)
+        _, _, exp = tr.window(frm, to, width, key, m, finest)
         got = []
         for b in row.get("b", []):
             b = list(b)
@@ -795,6 +795,33 @@ def run_trace(rep, reef, label, path, rnd, cover):
         check_source(cx)
     finally:
         stop(rep, srv, label2)
+    # Windows too full to decode are answered at `finest` (the doc's
+    # bound, lowered here with the hidden --decode-marks so that these
+    # small traces reach it).
+    label3 = label + " --index-memory 0 --decode-marks 3000"
+    srv = Server(reef, path, args=("--index-memory", "0", "--decode-marks", "3000"))
+    saved = tr.DECODE_MARKS
+    tr.DECODE_MARKS = 3000
+    try:
+        srv.wait_state(("ready",))
+        cx = Ctx(rep, srv, tr, label3)
+        info = check_info_rows(cx)
+        check_windows(cx, info, rnd, cover)
+        check_source(cx)
+        fin = info.get("finest") or 1
+        raised = 0 if tr.kernel else None
+        for _ in range(200 if tr.kernel else 0):
+            frm = rnd.randrange(0, max(1, tr.end))
+            to = frm + max(1, int(tr.end * rnd.random()))
+            k, _ = tr.choose_k(frm, to, 2000, fin)
+            raised += (1 << k) == fin and max(1, (to - frm) // 2000) < fin
+        if raised is not None:
+            rep.check(cx.name("some windows are too full to decode: answered at finest"),
+                      [] if raised else ["no window reached the bound: the check above did not test it"],
+                      "%d of 200 random wide windows would be" % raised)
+    finally:
+        tr.DECODE_MARKS = saved
+        stop(rep, srv, label3)
     print("     (%s: %.1f s)" % (label, time.time() - t0), flush=True)
 
 
