@@ -312,7 +312,7 @@ fn combine(
 }
 
 /// `/api/window`.
-pub fn window(view: &View, w: &Window) -> R<Value> {
+pub fn window(view: &View, w: &Window) -> R<Answer> {
     let mut k = resolution(w.from, w.to, w.width);
     let f = filter_of(view, w.filter)?;
     let (all_rows, base_k) = {
@@ -379,15 +379,47 @@ pub fn window(view: &View, w: &Window) -> R<Value> {
         let pred = pred_of(view, f.as_deref())?;
         decode_window(view, w, k, &rows, &pred, None)?
     };
-    Ok(json!({
-        "res": res,
-        "k": k,
-        "source": if from_index { "index" } else { "decoded" },
-        "rows": answers.into_iter().map(|(id, b)| json!({
-            "id": id,
-            "b": b.into_iter().map(|s| s.0).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    }))
+    // Written directly: a whole-trace answer over hundreds of rows holds
+    // hundreds of thousands of numbers.
+    use std::fmt::Write;
+    let mut out =
+        String::with_capacity(64 + answers.iter().map(|a| 16 + a.1.len() * 40).sum::<usize>());
+    let source = if from_index { "index" } else { "decoded" };
+    let _ = write!(
+        out,
+        "{{\"res\":{res},\"k\":{k},\"source\":\"{source}\",\"rows\":["
+    );
+    for (i, (id, b)) in answers.iter().enumerate() {
+        let _ = write!(out, "{}{{\"id\":{id},\"b\":[", if i > 0 { "," } else { "" });
+        for (n, (s, _)) in b.iter().enumerate() {
+            let _ = write!(
+                out,
+                "{}[{},{},{},{},{},{}]",
+                if n > 0 { "," } else { "" },
+                s[0],
+                s[1],
+                s[2],
+                s[3],
+                s[4],
+                s[5]
+            );
+        }
+        out.push_str("]}");
+    }
+    out.push_str("]}");
+    Ok(Answer::Text(out))
+}
+
+/// An answer: a JSON value, or JSON text already written.
+pub enum Answer {
+    Value(Value),
+    Text(String),
+}
+
+impl From<Value> for Answer {
+    fn from(v: Value) -> Answer {
+        Answer::Value(v)
+    }
 }
 
 /// The list's context: checkpoints, total and predicate of the base

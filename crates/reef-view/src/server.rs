@@ -13,11 +13,11 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::Semaphore;
 
 use crate::index::View;
-use crate::query::{self, ApiError, Window};
+use crate::query::{self, Answer, ApiError, Window};
 
 #[derive(rust_embed::RustEmbed)]
 #[folder = "$REEF_WEB_DIST"]
@@ -142,10 +142,10 @@ impl Params {
 type Q = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// Runs `f` on a blocking thread once a slot is free.
-async fn run(
+async fn run<T: Into<Answer> + Send + 'static>(
     app: Arc<App>,
     q: Q,
-    f: impl FnOnce(&Arc<View>, Params) -> Result<Value, ApiError> + Send + 'static,
+    f: impl FnOnce(&Arc<View>, Params) -> Result<T, ApiError> + Send + 'static,
 ) -> Response {
     let p = match Params::from(q) {
         Ok(p) => p,
@@ -155,10 +155,21 @@ async fn run(
         return ApiError::bad("shutting down").into_response();
     };
     let view = app.view.clone();
-    match tokio::task::spawn_blocking(move || f(&view, p)).await {
-        Ok(Ok(v)) => (
+    match tokio::task::spawn_blocking(move || f(&view, p).map(Into::into)).await {
+        Ok(Ok(Answer::Value(v))) => (
             [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
             axum::Json(v),
+        )
+            .into_response(),
+        Ok(Ok(Answer::Text(t))) => (
+            [
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ),
+            ],
+            t,
         )
             .into_response(),
         Ok(Err(e)) => e.into_response(),

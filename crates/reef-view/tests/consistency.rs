@@ -62,8 +62,12 @@ fn check(path: &str, filter: Option<&str>) {
             rows: None,
             filter: None,
         };
-        let mut a = query::window(&wide, &w).expect("wide");
-        let mut b = query::window(&tight, &w).expect("tight");
+        let json = |a: query::Answer| match a {
+            query::Answer::Text(t) => serde_json::from_str::<serde_json::Value>(&t).expect("JSON"),
+            query::Answer::Value(v) => v,
+        };
+        let mut a = json(query::window(&wide, &w).expect("wide"));
+        let mut b = json(query::window(&tight, &w).expect("tight"));
         assert_eq!(a["source"], "index");
         if b["source"] == "decoded" {
             decoded += 1;
