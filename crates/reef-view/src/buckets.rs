@@ -141,7 +141,7 @@ impl Track {
         let res = 1u64 << k;
         let rule = self.rule;
         let old = std::mem::take(&mut self.buckets);
-        let mut out: Vec<Bucket> = Vec::with_capacity(old.len());
+        let mut out: Vec<Bucket> = Vec::with_capacity(old.len() / 2 + 1);
         let mut prev_end = UNKNOWN;
         let mut i = 0;
         while i < old.len() {

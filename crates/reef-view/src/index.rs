@@ -86,8 +86,10 @@ impl Marks {
         t
     }
 
+    /// Buckets held, counting the vectors' spare room (what the memory
+    /// costs).
     fn stored(&self) -> usize {
-        self.tracks.iter().map(|t| t.buckets.len()).sum()
+        self.tracks.iter().map(|t| t.buckets.capacity()).sum()
     }
 
     /// Coarsens until the buckets fit in `budget` (counted in buckets).
@@ -100,10 +102,12 @@ impl Marks {
         }
     }
 
-    fn finish(&mut self) {
+    /// The end of a pass: the pending changes recorded, and why it ended.
+    fn finish(&mut self, phase: Phase) {
         for t in &mut self.tracks {
             t.commit(self.k);
         }
+        self.phase = phase;
     }
 }
 
@@ -367,16 +371,8 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
         for _ in 0..8192 {
             let m = match src.next() {
                 Ok(Some(m)) => m,
-                Ok(None) => {
-                    b.marks.finish();
-                    b.marks.phase = Phase::Ready;
-                    return;
-                }
-                Err(e) => {
-                    b.marks.finish();
-                    b.marks.phase = Phase::Error(e.to_string());
-                    return;
-                }
+                Ok(None) => return b.marks.finish(Phase::Ready),
+                Err(e) => return b.marks.finish(Phase::Error(e.to_string())),
             };
             let (Item::Event, Some(ns)) = (m.item, m.ns) else {
                 continue;
@@ -470,16 +466,8 @@ fn build_filter(view: &View, f: &FilterIx, pred: Pred) {
         for _ in 0..8192 {
             let m = match src.next() {
                 Ok(Some(m)) => m,
-                Ok(None) => {
-                    mk.finish();
-                    mk.phase = Phase::Ready;
-                    return;
-                }
-                Err(e) => {
-                    mk.finish();
-                    mk.phase = Phase::Error(e.to_string());
-                    return;
-                }
+                Ok(None) => return mk.finish(Phase::Ready),
+                Err(e) => return mk.finish(Phase::Error(e.to_string())),
             };
             let (Item::Event, Some(ns)) = (m.item, m.ns) else {
                 continue;
