@@ -391,6 +391,11 @@ impl StreamCursor {
                     context: &mut self.packet_context,
                 },
             )?;
+            // Only its header and context were read: drop the pages that
+            // brought in (a server seeking again and again would otherwise
+            // keep a little of every packet it ever sought near).
+            let head = poff as usize;
+            files[pfi].release(head, head + (info.packet_bits / 8).min(1 << 16) as usize);
             self.prev_packet = Some(info);
         }
         if let Some(p) = &self.progress {
