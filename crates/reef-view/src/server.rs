@@ -76,8 +76,10 @@ impl Params {
 
     fn time(&self, name: &str) -> Result<i64, ApiError> {
         let t: i64 = self.req(name, "a time in ns from the first event (an integer ≥ 0)")?;
-        if t < 0 {
-            return Err(ApiError::bad(format!("`{name}` must be ≥ 0, not {t}")));
+        if !(0..=1 << 62).contains(&t) {
+            return Err(ApiError::bad(format!(
+                "`{name}` must be from 0 to 2^62 ns, not {t}"
+            )));
         }
         Ok(t)
     }
