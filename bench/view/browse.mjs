@@ -8,19 +8,9 @@
 // deltas measured meanwhile (what a 60 Hz display would show: at least
 // 16.7 ms each). If the page has no frameTimes(), the rAF deltas are the
 // figure (`source: "raf"`).
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const candidates = [join(here, '../../web/node_modules/playwright-core'), join(here, 'node_modules/playwright-core')];
-const found = candidates.find((p) => existsSync(join(p, 'package.json')));
-if (!found) {
-  console.error('browse.mjs: playwright-core not found in web/node_modules or bench/view/node_modules');
-  process.exit(1);
-}
-const { chromium } = createRequire(import.meta.url)(found);
+// Chromium is launched as the page's tests launch it (playwright-core from
+// web/node_modules, Debian's chromium, the same flags).
+import { launchBrowser } from '../../tests/view/e2e-lib.mjs';
 
 const url = process.argv[2];
 const PAN_MS = Number(process.env.PAN_MS || 2500);
@@ -31,20 +21,7 @@ const stats = (xs) => {
   return s.length ? { n: s.length, median: at(50), p95: at(95), max: s[s.length - 1] } : { n: 0 };
 };
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchBrowser();
 const out = {};
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });

@@ -511,19 +511,34 @@ export class Timeline {
     const from = Math.max(0, Math.floor(this.from));
     const to = Math.ceil(this.to);
     if (this.arrows && this.arrows.from === from && this.arrows.to === to) return;
-    const c = new AbortController();
-    this.arrowsController = c;
     // At most one arrow per 8 px or so: when more are due, the view is too
     // wide for them to mean anything and none are drawn.
-    getArrows(from, to, Math.max(1, Math.min(1000, Math.round(this.plotW() / 8))), c.signal)
-      .then((a) => {
-        this.arrows = { from, to, list: a.arrows, more: a.more };
-      })
+    const width = Math.max(1, Math.min(1000, Math.round(this.plotW() / 8)));
+    this.fetchLatest('arrowsController', 'arrows', async (signal) => {
+      const a = await getArrows(from, to, width, signal);
+      this.arrows = { from, to, list: a.arrows, more: a.more };
+    });
+  }
+
+  /**
+   * Runs `load` with a new AbortController kept in `slot` (the previous
+   * request of that slot is aborted), logs its failures other than aborts,
+   * and redraws when it settles.
+   */
+  private fetchLatest(
+    slot: 'arrowsController' | 'countsController',
+    what: string,
+    load: (signal: AbortSignal) => Promise<void>,
+  ): void {
+    this[slot]?.abort();
+    const c = new AbortController();
+    this[slot] = c;
+    load(c.signal)
       .catch((e: unknown) => {
-        if (!isAbort(e)) console.warn('arrows:', e);
+        if (!isAbort(e)) console.warn(`${what}:`, e);
       })
       .finally(() => {
-        if (this.arrowsController === c) this.arrowsController = null;
+        if (this[slot] === c) this[slot] = null;
         this.invalidate();
       });
   }
@@ -551,22 +566,11 @@ export class Timeline {
       rows.every((id) => rc.counts!.has(id))
     )
       return;
-    this.countsController?.abort();
-    const c = new AbortController();
-    this.countsController = c;
     const entry: NonNullable<Timeline['rangeCounts']> = { range: r, filter, gen, counts: null };
     this.rangeCounts = entry;
-    exactCounts(rows, Math.max(0, Math.floor(r.from)), Math.ceil(r.to), filter, c.signal)
-      .then((counts) => {
-        entry.counts = counts;
-      })
-      .catch((e: unknown) => {
-        if (!isAbort(e)) console.warn('counts:', e);
-      })
-      .finally(() => {
-        if (this.countsController === c) this.countsController = null;
-        this.invalidate();
-      });
+    this.fetchLatest('countsController', 'counts', async (signal) => {
+      entry.counts = await exactCounts(rows, Math.max(0, Math.floor(r.from)), Math.ceil(r.to), filter, signal);
+    });
   }
 
   // --- Drawing ------------------------------------------------------------------------
