@@ -116,6 +116,10 @@ pub struct StreamCursor {
     skip_values: bool,
     /// Bytes read but not released yet: file, start, end.
     unreleased: Option<(Arc<StreamFile>, usize, usize)>,
+    /// When set, the context and payload values are kept only for the
+    /// event classes (indexes into the stream class's events) marked
+    /// here (see [`StreamCursor::values_of`]).
+    want: Option<Arc<[bool]>>,
 }
 
 impl Drop for StreamCursor {
@@ -166,6 +170,7 @@ impl StreamCursor {
             progress: None,
             skip_values: false,
             unreleased: None,
+            want: None,
         }
     }
 
@@ -174,6 +179,14 @@ impl StreamCursor {
     /// in full, but [`EventData::values`] stays empty (all bounds 0).
     pub fn skip_values(&mut self, skip: bool) {
         self.skip_values = skip;
+    }
+
+    /// For readers that need the fields of a few event classes only: the
+    /// context and payload values of the other classes are not kept (their
+    /// event header and common context still are). `want` is indexed as
+    /// the stream class's events (`EventData::event`); `None`: keep all.
+    pub fn values_of(&mut self, want: Option<Arc<[bool]>>) {
+        self.want = want;
     }
 
     /// The file the current packet lies in.
@@ -552,6 +565,7 @@ impl StreamCursor {
             file,
             st,
             event,
+            want,
             ..
         } = self;
         let file = file.as_deref().unwrap_or_else(|| unreachable!());
@@ -561,6 +575,7 @@ impl StreamCursor {
             file,
             st,
             event,
+            want: want.as_deref(),
             cur: packet_cursor(file.data(), &self.packet, self.pos),
         }
     }
@@ -633,6 +648,7 @@ struct EventParts<'a> {
     file: &'a StreamFile,
     st: &'a mut State,
     event: &'a mut EventData,
+    want: Option<&'a [bool]>,
     cur: Cursor<'a>,
 }
 
@@ -648,6 +664,7 @@ impl EventParts<'_> {
             &mut self.event.values,
             &mut self.event.bounds,
             &mut self.cur,
+            self.want,
         )
     }
 }
@@ -666,8 +683,10 @@ fn packet_cursor<'d>(data: &'d [u8], packet: &PacketInfo, pos: u64) -> Cursor<'d
 /// Decodes the event at `cur` (its four scopes) into `values`, with the
 /// scope bounds in `bounds`, and returns its class (index into
 /// `sp.events`). With `KEEP` false the values are not kept: `values` is
-/// only scratch and `bounds` is left as it is.
+/// only scratch and `bounds` is left as it is. With `want`, the context
+/// and payload values of the classes it does not mark are not kept.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn decode_one<const KEEP: bool>(
     class: &TraceClass,
     sp: &crate::trace::StreamPlans,
@@ -676,6 +695,7 @@ fn decode_one<const KEEP: bool>(
     values: &mut Vec<Value>,
     bounds: &mut [usize; 4],
     cur: &mut Cursor,
+    want: Option<&[bool]>,
 ) -> Result<usize, Error> {
     let start = cur.pos;
     let packet_offset = cur.base / 8;
@@ -737,6 +757,28 @@ fn decode_one<const KEEP: bool>(
         }
     };
     let ep = &sp.events[idx];
+    if KEEP && want.is_some_and(|w| !w.get(idx).copied().unwrap_or(true)) {
+        let skimmed = id
+            .and_then(|id| sp.skim_dense.get(id as usize))
+            .is_some_and(|q| q.cross(cur))
+            || ep.skim.as_ref().is_some_and(|s| s.cross(cur));
+        if !skimmed {
+            let at = values.len();
+            exec::<false>(&ep.context, cur, st, values).map_err(decode_err)?;
+            exec::<false>(&ep.payload, cur, st, values).map_err(decode_err)?;
+            values.truncate(at);
+        }
+        bounds[2] = values.len();
+        bounds[3] = values.len();
+        if cur.pos == start {
+            return Err(Error::Stream {
+                path: file.path.clone(),
+                offset: start / 8,
+                msg: "event occupies no bits: the packet would never end".into(),
+            });
+        }
+        return Ok(idx);
+    }
     let skimmed = !KEEP
         && (id
             .and_then(|id| sp.skim_dense.get(id as usize))

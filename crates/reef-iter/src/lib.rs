@@ -285,6 +285,14 @@ impl Muxer {
         self.cursors
     }
 
+    /// The stream cursors with each one's tie-break rank (the order of
+    /// messages at the same time: see [`Muxer::with_names`]) and clock
+    /// conversion, before the first [`Muxer::next`]: for readers that
+    /// merge streams themselves.
+    pub fn into_parts(self) -> (Vec<StreamCursor>, Vec<usize>, Vec<Option<ClockConv>>) {
+        (self.cursors, self.rank, self.clocks)
+    }
+
     pub fn cursor(&self, i: usize) -> &StreamCursor {
         &self.cursors[i]
     }

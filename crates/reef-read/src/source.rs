@@ -85,6 +85,22 @@ pub struct Progress {
     pub done: Arc<AtomicU64>,
 }
 
+/// Every stream of every trace, unmerged: see [`Source::into_streams`].
+pub struct Streams {
+    pub cursors: Vec<StreamCursor>,
+    /// Each stream's rank among messages at the same time (lower first).
+    pub rank: Vec<usize>,
+    pub clocks: Vec<Option<reef_iter::ClockConv>>,
+    /// Trace index of each stream.
+    pub trace_of: Vec<usize>,
+    /// The window, in ns from the clock's origin (inclusive).
+    pub window: (i64, i64),
+    /// The error [`Source::next`] gives once every stream has ended,
+    /// unless a message after the window's end stopped the reading first:
+    /// a capture cut inside a record.
+    pub cut: Option<Error>,
+}
+
 /// Every stream of every trace, merged in time order and trimmed.
 pub struct Source {
     pub traces: Vec<Arc<Trace>>,
@@ -357,6 +373,26 @@ impl Source {
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_default())
             .collect())
+    }
+
+    /// Every stream on its own, moved to the window's beginning, for a
+    /// reader that merges them itself (`reef view`'s index). Messages
+    /// before the window may still come first: the reader trims them, and
+    /// stops each stream at the first message after the window.
+    pub fn into_streams(mut self) -> Result<Streams, Error> {
+        self.start()?;
+        let window = self.window.unwrap_or((i64::MIN, i64::MAX));
+        let cut = self.cut().map(|c| Error::from(c.error()));
+        let (cursors, rank, clocks) =
+            std::mem::replace(&mut self.mux, Muxer::from_cursors(Vec::new())).into_parts();
+        Ok(Streams {
+            cursors,
+            rank,
+            clocks,
+            trace_of: self.trace_of,
+            window,
+            cut,
+        })
     }
 
     /// Whether the window has an end: reading may then stop before a

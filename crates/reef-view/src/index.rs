@@ -23,7 +23,7 @@ use reef_filter::EventFilter;
 use reef_read::{ReadOptions, Source, TraceLabel};
 
 use crate::buckets::Track;
-use crate::model::{Kernel, Model, OnRule, Seen, Sink, UNKNOWN};
+use crate::model::{ClassKeys, Kernel, Model, OnRule, Seen, Sink, UNKNOWN};
 
 /// Where the list stands at a checkpoint.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +60,7 @@ pub struct Marks {
     pub done: Arc<AtomicU64>,
     /// The list's last event so far: time (ns from the clock's origin)
     /// and cycles.
-    prev: (Option<i64>, Option<u64>),
+    pub(crate) prev: (Option<i64>, Option<u64>),
 }
 
 impl Marks {
@@ -93,7 +93,7 @@ impl Marks {
     }
 
     /// Coarsens until the buckets fit in `budget` (counted in buckets).
-    fn fit(&mut self, budget: usize) {
+    pub(crate) fn fit(&mut self, budget: usize) {
         while self.stored() > budget && self.k < 62 {
             for t in &mut self.tracks {
                 t.coarsen(self.k);
@@ -103,7 +103,7 @@ impl Marks {
     }
 
     /// The end of a pass: the pending changes recorded, and why it ended.
-    fn finish(&mut self, phase: Phase) {
+    pub(crate) fn finish(&mut self, phase: Phase) {
         for t in &mut self.tracks {
             t.commit(self.k);
         }
@@ -111,8 +111,8 @@ impl Marks {
     }
 }
 
-struct MarkSink<'a> {
-    m: &'a mut Marks,
+pub(crate) struct MarkSink<'a> {
+    pub(crate) m: &'a mut Marks,
 }
 
 impl Sink for MarkSink<'_> {
@@ -236,13 +236,7 @@ impl View {
         let mut src = Source::from_traces(traces.clone(), labels.clone(), &read)?;
         let progress = src.progress();
         let budget_bytes = budget_bytes.unwrap_or((progress.total / 40).clamp(4 << 20, 64 << 20));
-        let kernel = traces
-            .iter()
-            .map(|t| {
-                matches!(t.meta().env_get("domain"),
-                    Some(reef_ctf::model::EnvValue::Str(d)) if d == "kernel")
-            })
-            .collect();
+        let keys = Arc::new(ClassKeys::new(&traces));
         let cli_filter = opts.filter.clone();
         let pred = Pred::new(&[cli_filter.as_deref().unwrap_or("")], &[], &[]).map_err(|err| {
             reef_filter::LocatedError {
@@ -258,7 +252,7 @@ impl View {
             labels,
             opts,
             base: RwLock::new(Base {
-                model: Model::new(kernel),
+                model: Model::new(keys.clone()),
                 marks,
                 points: Vec::new(),
                 origin: None,
@@ -273,7 +267,43 @@ impl View {
         let v = view.clone();
         std::thread::Builder::new()
             .name("reef-view-index".into())
-            .spawn(move || build_base(&v, src, pred))
+            .spawn(move || {
+                let workers = v.opts.worker_count();
+                let streams = match src.into_streams() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        if let Ok(mut b) = v.base.write() {
+                            b.marks.finish(Phase::Error(e.to_string()));
+                        }
+                        return;
+                    }
+                };
+                match crate::pass::bounds(&streams, v.spacing) {
+                    Some(bounds) => {
+                        crate::pass::run(&v, streams, bounds, keys, cli_filter, workers)
+                    }
+                    None => {
+                        // Packets without end times: the merged reading.
+                        drop(streams);
+                        let mut read = v.opts.clone();
+                        read.filter = None;
+                        match Source::from_traces(v.traces.clone(), v.labels.clone(), &read) {
+                            Ok(mut src) => {
+                                let p = src.progress();
+                                if let Ok(mut b) = v.base.write() {
+                                    b.marks.done = p.done;
+                                }
+                                build_base(&v, src, pred)
+                            }
+                            Err(e) => {
+                                if let Ok(mut b) = v.base.write() {
+                                    b.marks.finish(Phase::Error(e.to_string()));
+                                }
+                            }
+                        }
+                    }
+                }
+            })
             .map_err(|e| {
                 reef_read::Error::Trace(reef_ctf::Error::Io {
                     path: "thread".into(),
@@ -417,7 +447,7 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
     }
 }
 
-fn push_checkpoint(m: &mut Marks, t: i64) {
+pub(crate) fn push_checkpoint(m: &mut Marks, t: i64) {
     m.checkpoints.push(Checkpoint {
         t,
         before: m.events,

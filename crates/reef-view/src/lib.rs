@@ -4,5 +4,6 @@
 pub mod buckets;
 pub mod index;
 pub mod model;
+mod pass;
 pub mod query;
 pub mod server;

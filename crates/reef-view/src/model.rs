@@ -124,14 +124,7 @@ impl Rows {
         })
     }
 
-    fn name(&mut self, trace: usize, tid: i64, name: Option<FieldVal<'_>>) {
-        let Some(name) = name.and_then(|v| v.as_bytes()) else {
-            return;
-        };
-        let name = name
-            .iter()
-            .position(|&c| c == 0)
-            .map_or(name, |n| &name[..n]);
+    fn name(&mut self, trace: usize, tid: i64, name: &[u8]) {
         if tid > 0 && !name.is_empty() {
             match self.names.get_mut(&(trace, tid)) {
                 Some(n) if n == name => {}
@@ -214,6 +207,81 @@ fn classify(name: &str) -> K {
     }
 }
 
+/// Every event class of every trace, known from the metadata: a *key*
+/// per (trace, stream class, event class), its name and what it does to
+/// the kernel model. Shared by the index's decoding threads.
+#[derive(Debug, Default)]
+pub struct ClassKeys {
+    /// Per trace and stream class (plan index): the key of its first
+    /// event class.
+    base: Vec<Vec<u32>>,
+    names: Vec<String>,
+    kinds: Vec<K>,
+    /// Per trace: whether it is a kernel trace, and whether its events
+    /// may carry a `vtid` context.
+    pub kernel: Vec<bool>,
+    pub vtid: Vec<bool>,
+    /// Per trace: its directory's name (`stream` rows' labels).
+    pub trace_names: Vec<String>,
+}
+
+impl ClassKeys {
+    pub fn new(traces: &[std::sync::Arc<reef_ctf::Trace>]) -> ClassKeys {
+        let mut k = ClassKeys::default();
+        for t in traces {
+            let mut bases = Vec::new();
+            let mut vtid = false;
+            for sp in &t.class.streams {
+                bases.push(k.names.len() as u32);
+                vtid |= sp.event_common_context.root_member("vtid").is_some();
+                for ep in &sp.events {
+                    let name = &t.class.meta.streams[sp.class].events[ep.class].name;
+                    vtid |= ep.context.root_member("vtid").is_some();
+                    k.kinds.push(classify(name));
+                    k.names.push(name.clone());
+                }
+            }
+            k.base.push(bases);
+            k.kernel.push(matches!(t.meta().env_get("domain"),
+                Some(reef_ctf::model::EnvValue::Str(d)) if d == "kernel"));
+            k.vtid.push(vtid);
+            k.trace_names.push(
+                t.path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+        k
+    }
+
+    /// The key of `cur`'s current event class.
+    #[inline]
+    pub fn key(&self, trace: usize, cur: &StreamCursor) -> u32 {
+        self.base[trace][cur.stream] + cur.event.event as u32
+    }
+
+    /// The event classes of stream class `sc` of `trace` (a plan index)
+    /// whose context and payload values the model reads.
+    pub fn wanted(&self, trace: usize, sc: usize, classes: usize) -> std::sync::Arc<[bool]> {
+        let base = self.base[trace][sc] as usize;
+        (0..classes)
+            .map(|e| {
+                self.kernel[trace]
+                    && matches!(
+                        self.kinds[base + e],
+                        K::Switch | K::Wakeup | K::Fork | K::Statedump | K::Exit
+                    )
+            })
+            .collect()
+    }
+
+    /// Whether reading `trace` for the model needs the events' values.
+    pub fn needs_values(&self, trace: usize) -> bool {
+        self.kernel[trace] || self.vtid[trace]
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct ClassInfo {
     id: u32,
@@ -227,29 +295,22 @@ pub struct Classes {
     /// Per class: its subsystem or provider (the name up to the first
     /// `_` or `:`).
     pub groups: Vec<String>,
-    /// By trace, stream class and event id.
-    by_key: Vec<Vec<Vec<Option<ClassInfo>>>>,
+    /// By class key ([`ClassKeys`]).
+    by_key: Vec<Option<ClassInfo>>,
 }
 
 impl Classes {
     #[inline]
-    fn get(&mut self, trace: usize, cur: &StreamCursor) -> ClassInfo {
-        let (s, e) = (cur.stream, cur.event.event);
-        if let Some(Some(c)) = self
-            .by_key
-            .get(trace)
-            .and_then(|t| t.get(s))
-            .and_then(|t| t.get(e))
-        {
+    fn get(&mut self, keys: &ClassKeys, key: u32) -> ClassInfo {
+        if let Some(Some(c)) = self.by_key.get(key as usize) {
             return *c;
         }
-        self.add(trace, cur)
+        self.add(keys, key)
     }
 
     #[cold]
-    fn add(&mut self, trace: usize, cur: &StreamCursor) -> ClassInfo {
-        let (s, e) = (cur.stream, cur.event.event);
-        let name = cur.event_name();
+    fn add(&mut self, keys: &ClassKeys, key: u32) -> ClassInfo {
+        let name = keys.names[key as usize].as_str();
         let id = match self.names.iter().position(|n| n == name) {
             Some(i) => i as u32,
             None => {
@@ -261,21 +322,174 @@ impl Classes {
         };
         let c = ClassInfo {
             id,
-            kind: classify(name),
+            kind: keys.kinds[key as usize],
         };
-        if self.by_key.len() <= trace {
-            self.by_key.resize(trace + 1, Vec::new());
+        if self.by_key.len() <= key as usize {
+            self.by_key.resize(key as usize + 1, None);
         }
-        let t = &mut self.by_key[trace];
-        if t.len() <= s {
-            t.resize(s + 1, Vec::new());
-        }
-        let t = &mut t[s];
-        if t.len() <= e {
-            t.resize(e + 1, None);
-        }
-        t[e] = Some(c);
+        self.by_key[key as usize] = Some(c);
         c
+    }
+}
+
+/// What the model needs of one event, read from its fields: made by
+/// [`Extract::event`] on the index's decoding threads (or inline when a
+/// window is decoded again), applied in `reef print` order by
+/// [`Model::apply`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rec {
+    /// ns from the clock's origin.
+    pub ns: i64,
+    /// The `cpu_id` ([`R_CPU`]) or the `vtid` ([`R_VTID`]).
+    pub key: i64,
+    /// Kind-specific: `prev_tid`/`next_tid`, `tid`, `child_tid`/`child_pid`,
+    /// `tid`/`pid`, or the `vpid` ([`R_VPID`]).
+    pub a: i64,
+    pub b: i64,
+    /// The class key ([`ClassKeys`]).
+    pub ckey: u32,
+    /// The first of its names in [`Names`] (`u32::MAX`: none).
+    pub nm: u32,
+    pub flags: u8,
+}
+
+/// [`Rec::key`] is a kernel event's `cpu_id`.
+pub const R_CPU: u8 = 1;
+/// [`Rec::key`] is a `vtid`.
+pub const R_VTID: u8 = 2;
+/// [`Rec::b`] is the `vpid` of a `vtid` event.
+pub const R_VPID: u8 = 4;
+/// The list keeps the event (the command line's filter).
+pub const R_KEPT: u8 = 8;
+/// `sched_switch`'s `prev_state` is not 0.
+pub const R_BLOCKED: u8 = 16;
+
+/// Thread names read with records: (tid, range in `bytes`).
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    ents: Vec<(i64, u32, u32)>,
+    bytes: Vec<u8>,
+}
+
+impl Names {
+    pub fn clear(&mut self) {
+        self.ents.clear();
+        self.bytes.clear();
+    }
+
+    /// Adds a name (up to its first NUL; empty when absent) and returns
+    /// its index.
+    fn push(&mut self, tid: i64, v: Option<FieldVal<'_>>) -> u32 {
+        let name = v.and_then(|v| v.as_bytes()).unwrap_or(&[]);
+        let name = name
+            .iter()
+            .position(|&c| c == 0)
+            .map_or(name, |n| &name[..n]);
+        let at = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(name);
+        self.ents.push((tid, at, name.len() as u32));
+        (self.ents.len() - 1) as u32
+    }
+
+    fn get(&self, i: u32) -> (i64, &[u8]) {
+        match self.ents.get(i as usize) {
+            Some(&(tid, at, len)) => (tid, &self.bytes[at as usize..(at + len) as usize]),
+            None => (0, &[]),
+        }
+    }
+}
+
+/// Reads [`Rec`]s from events: the field lookups, cached per event class,
+/// and each stream's CPU (a packet context field, looked up once a
+/// packet).
+#[derive(Debug, Clone)]
+pub struct Extract {
+    pub keys: std::sync::Arc<ClassKeys>,
+    f: Fields,
+    cpu: Vec<(u64, Option<i64>)>,
+}
+
+impl Extract {
+    pub fn new(keys: std::sync::Arc<ClassKeys>) -> Extract {
+        Extract {
+            keys,
+            f: Fields::default(),
+            cpu: Vec::new(),
+        }
+    }
+
+    /// The record of `cur`'s current event (stream `stream` of trace
+    /// `trace`), at `ns`; names go to `names`.
+    pub fn event(
+        &mut self,
+        trace: usize,
+        stream: usize,
+        cur: &StreamCursor,
+        ns: i64,
+        names: &mut Names,
+    ) -> Rec {
+        let ckey = self.keys.key(trace, cur);
+        let mut r = Rec {
+            ns,
+            ckey,
+            nm: u32::MAX,
+            ..Rec::default()
+        };
+        if self.keys.kernel[trace] {
+            if self.cpu.len() <= stream {
+                self.cpu.resize(stream + 1, (u64::MAX, None));
+            }
+            let (packet, cpu) = self.cpu[stream];
+            let cpu = if packet == cur.packets_read {
+                cpu
+            } else {
+                let cpu = self.f.cpu_id.get(cur).and_then(|v| v.as_i64());
+                self.cpu[stream] = (cur.packets_read, cpu);
+                cpu
+            };
+            let Some(cpu) = cpu else { return r };
+            r.key = cpu;
+            r.flags = R_CPU;
+            let f = &mut self.f;
+            let int = |f: &mut Field| f.get(cur).and_then(|v| v.as_i64());
+            match self.keys.kinds[ckey as usize] {
+                K::Switch => {
+                    r.a = int(&mut f.prev_tid).unwrap_or(-1);
+                    if int(&mut f.prev_state).unwrap_or(0) != 0 {
+                        r.flags |= R_BLOCKED;
+                    }
+                    r.b = int(&mut f.next_tid).unwrap_or(-1);
+                    r.nm = names.push(r.a, f.prev_comm.get(cur));
+                    names.push(r.b, f.next_comm.get(cur));
+                }
+                K::Wakeup | K::Exit => r.a = int(&mut f.tid).unwrap_or(-1),
+                K::Fork => {
+                    r.a = int(&mut f.child_tid).unwrap_or(-1);
+                    r.b = int(&mut f.child_pid).unwrap_or(-1);
+                    r.nm = names.push(r.a, f.child_comm.get(cur));
+                }
+                K::Statedump => {
+                    r.a = int(&mut f.tid).unwrap_or(-1);
+                    r.b = int(&mut f.pid).unwrap_or(-1);
+                    r.nm = names.push(r.a, f.name.get(cur));
+                }
+                _ => {}
+            }
+            return r;
+        }
+        if !self.keys.vtid[trace] {
+            return r;
+        }
+        if let Some(vtid) = self.f.vtid.get(cur).and_then(|v| v.as_i64()) {
+            r.key = vtid;
+            r.flags = R_VTID;
+            if let Some(vp) = self.f.vpid.get(cur).and_then(|v| v.as_i64()) {
+                r.b = vp;
+                r.flags |= R_VPID;
+            }
+            r.nm = names.push(vtid, self.f.procname.get(cur));
+        }
+        r
     }
 }
 
@@ -361,17 +575,20 @@ impl Default for Fields {
 }
 
 /// Rows, classes and the kernel model, fed events in `reef print` order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Model {
     pub rows: Rows,
     pub classes: Classes,
     pub kernel: Kernel,
     /// Per trace: whether it is a kernel trace.
     pub kernel_trace: Vec<bool>,
-    f: Fields,
-    /// Per stream (cursor): the packet whose `cpu_id` row is known, and
-    /// that row.
-    cpu_rows: Vec<(u64, Option<u32>)>,
+    /// For events given as cursors.
+    pub x: Extract,
+    names: Names,
+    /// Per stream: its `stream` row, once made.
+    stream_rows: Vec<Option<u32>>,
+    /// Per stream of a kernel trace: the CPU of its last event and its row.
+    cpu_rows: Vec<Option<(i64, u32)>>,
 }
 
 /// What [`Model::event`] found about an event.
@@ -382,43 +599,52 @@ pub struct Seen {
 }
 
 impl Model {
-    pub fn new(kernel_trace: Vec<bool>) -> Model {
+    pub fn new(keys: std::sync::Arc<ClassKeys>) -> Model {
         Model {
-            kernel_trace,
-            ..Model::default()
+            rows: Rows::default(),
+            classes: Classes::default(),
+            kernel: Kernel::default(),
+            kernel_trace: keys.kernel.clone(),
+            x: Extract::new(keys),
+            names: Names::default(),
+            stream_rows: Vec::new(),
+            cpu_rows: Vec::new(),
         }
     }
 
     /// The class and row of `cur`'s current event, without changing
     /// the kernel model (rows and classes are still added when new).
     pub fn locate(&mut self, trace: usize, stream: usize, cur: &StreamCursor) -> Seen {
-        let ci = self.classes.get(trace, cur);
-        let row = self.row_of(trace, stream, cur);
+        self.names.clear();
+        let r = self.x.event(trace, stream, cur, 0, &mut self.names);
+        let ci = self.classes.get(&self.x.keys, r.ckey);
+        let names = std::mem::take(&mut self.names);
+        let row = self.row_of(trace, stream, &r, &names);
+        self.names = names;
         Seen { class: ci.id, row }
     }
 
-    fn row_of(&mut self, trace: usize, stream: usize, cur: &StreamCursor) -> Option<u32> {
+    fn row_of(&mut self, trace: usize, stream: usize, r: &Rec, names: &Names) -> Option<u32> {
         if self.kernel_trace.get(trace).copied().unwrap_or(false) {
-            // `cpu_id` is a packet context field: looked up once a packet.
+            if r.flags & R_CPU == 0 {
+                return None;
+            }
+            // A stream's CPU seldom changes.
+            if let Some(Some((cpu, row))) = self.cpu_rows.get(stream) {
+                if *cpu == r.key {
+                    return Some(*row);
+                }
+            }
+            let row = self.rows.cpu(trace, r.key);
             if self.cpu_rows.len() <= stream {
-                self.cpu_rows.resize(stream + 1, (u64::MAX, None));
+                self.cpu_rows.resize(stream + 1, None);
             }
-            let (packet, row) = self.cpu_rows[stream];
-            if packet == cur.packets_read {
-                return row;
-            }
-            let row = self
-                .f
-                .cpu_id
-                .get(cur)
-                .and_then(|v| v.as_i64())
-                .map(|cpu| self.rows.cpu(trace, cpu));
-            self.cpu_rows[stream] = (cur.packets_read, row);
-            return row;
+            self.cpu_rows[stream] = Some((r.key, row));
+            return Some(row);
         }
-        if let Some(vtid) = self.f.vtid.get(cur).and_then(|v| v.as_i64()) {
-            let vpid = self.f.vpid.get(cur).and_then(|v| v.as_i64());
-            let pname = self.f.procname.get(cur);
+        if r.flags & R_VTID != 0 {
+            let vtid = r.key;
+            let (_, pname) = names.get(r.nm);
             self.rows.name(trace, vtid, pname);
             let row = self
                 .rows
@@ -434,19 +660,24 @@ impl Model {
                     on: None,
                     trace,
                 });
-            if let Some(vp) = vpid {
-                self.rows.set_pid(row, vp);
+            if r.flags & R_VPID != 0 {
+                self.rows.set_pid(row, r.b);
             }
             return Some(row);
         }
-        let label = |id: u32| {
-            let name = cur
-                .trace
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            RowInfo {
+        if let Some(Some(row)) = self.stream_rows.get(stream) {
+            return Some(*row);
+        }
+        let name = self
+            .x
+            .keys
+            .trace_names
+            .get(trace)
+            .cloned()
+            .unwrap_or_default();
+        let row = self
+            .rows
+            .get_or_add(RowKey::Stream(stream), trace, |id| RowInfo {
                 id,
                 kind: "stream",
                 label: format!("{name}/stream {stream}"),
@@ -457,9 +688,12 @@ impl Model {
                 stream: Some(stream),
                 on: None,
                 trace,
-            }
-        };
-        Some(self.rows.get_or_add(RowKey::Stream(stream), trace, label))
+            });
+        if self.stream_rows.len() <= stream {
+            self.stream_rows.resize(stream + 1, None);
+        }
+        self.stream_rows[stream] = Some(row);
+        Some(row)
     }
 
     /// Applies an event at `t` (ns from the origin): its mark when `mark`
@@ -474,18 +708,39 @@ impl Model {
         mark: impl FnOnce(Seen) -> bool,
         sink: &mut impl Sink,
     ) -> Seen {
-        let ci = self.classes.get(trace, cur);
-        let row = self.row_of(trace, stream, cur);
+        let mut names = std::mem::take(&mut self.names);
+        names.clear();
+        let r = self.x.event(trace, stream, cur, 0, &mut names);
+        let seen = self.apply(trace, stream, &r, &names, t, mark, sink);
+        self.names = names;
+        seen
+    }
+
+    /// Applies a record read by [`Extract::event`] (names in `names`), as
+    /// [`Model::event`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn apply(
+        &mut self,
+        trace: usize,
+        stream: usize,
+        r: &Rec,
+        names: &Names,
+        t: i64,
+        mark: impl FnOnce(Seen) -> bool,
+        sink: &mut impl Sink,
+    ) -> Seen {
+        let ci = self.classes.get(&self.x.keys, r.ckey);
+        let row = self.row_of(trace, stream, r, names);
         let seen = Seen { class: ci.id, row };
         if mark(seen) {
-            if let Some(r) = row {
-                sink.mark(r, t, ci.id);
+            if let Some(row) = row {
+                sink.mark(row, t, ci.id);
             }
         }
-        if ci.kind != K::Other && self.kernel_trace.get(trace).copied().unwrap_or(false) {
-            if let Some(cpu_row) = row {
-                let cpu = self.rows.rows[cpu_row as usize].cpu.unwrap_or(0);
-                self.kernel_event(trace, ci.kind, cur, t, cpu, cpu_row, sink);
+        if ci.kind != K::Other {
+            if let (Some(cpu_row), true) = (row, r.flags & R_CPU != 0) {
+                self.kernel_event(trace, ci.kind, r, names, t, r.key, cpu_row, sink);
             }
         }
         seen
@@ -526,23 +781,24 @@ impl Model {
         &mut self,
         trace: usize,
         kind: K,
-        cur: &StreamCursor,
+        r: &Rec,
+        names: &Names,
         t: i64,
         cpu: i64,
         cpu_row: u32,
         sink: &mut impl Sink,
     ) {
-        let int = |f: &mut Field| f.get(cur).and_then(|v| v.as_i64());
         match kind {
             K::Switch => {
-                let prev = int(&mut self.f.prev_tid).unwrap_or(-1);
-                let state = int(&mut self.f.prev_state).unwrap_or(0);
-                let next = int(&mut self.f.next_tid).unwrap_or(-1);
-                self.rows.name(trace, prev, self.f.prev_comm.get(cur));
-                self.rows.name(trace, next, self.f.next_comm.get(cur));
+                let (prev, next) = (r.a, r.b);
+                for i in 0..2 {
+                    let (tid, name) = names.get(r.nm.wrapping_add(i));
+                    self.rows.name(trace, tid, name);
+                }
+                let blocked = r.flags & R_BLOCKED != 0;
                 self.set_thread(trace, prev, t, sink, |th| {
                     if th.v != EXITED {
-                        th.v = if state == 0 { WAIT_CPU } else { BLOCKED };
+                        th.v = if blocked { BLOCKED } else { WAIT_CPU };
                     }
                 });
                 let mut woken = None;
@@ -568,8 +824,7 @@ impl Model {
                 );
             }
             K::Wakeup => {
-                let tid = int(&mut self.f.tid).unwrap_or(-1);
-                self.set_thread(trace, tid, t, sink, |th| {
+                self.set_thread(trace, r.a, t, sink, |th| {
                     if matches!(th.v, BLOCKED | EXITED | UNKNOWN) {
                         th.v = WAIT_CPU;
                     }
@@ -613,27 +868,16 @@ impl Model {
                     }
                 }
             }
-            K::Fork => {
-                let child = int(&mut self.f.child_tid).unwrap_or(-1);
-                let pid = int(&mut self.f.child_pid).unwrap_or(-1);
-                self.rows.name(trace, child, self.f.child_comm.get(cur));
-                if child > 0 {
-                    let row = self.rows.kthread(trace, child);
-                    self.rows.set_pid(row, pid);
-                }
-            }
-            K::Statedump => {
-                let tid = int(&mut self.f.tid).unwrap_or(-1);
-                let pid = int(&mut self.f.pid).unwrap_or(-1);
-                self.rows.name(trace, tid, self.f.name.get(cur));
-                if tid > 0 {
-                    let row = self.rows.kthread(trace, tid);
-                    self.rows.set_pid(row, pid);
+            K::Fork | K::Statedump => {
+                let (tid, name) = names.get(r.nm);
+                self.rows.name(trace, tid, name);
+                if r.a > 0 {
+                    let row = self.rows.kthread(trace, r.a);
+                    self.rows.set_pid(row, r.b);
                 }
             }
             K::Exit => {
-                let tid = int(&mut self.f.tid).unwrap_or(-1);
-                self.set_thread(trace, tid, t, sink, |th| th.v = EXITED);
+                self.set_thread(trace, r.a, t, sink, |th| th.v = EXITED);
             }
             K::Other => {}
         }

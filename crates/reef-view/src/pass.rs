@@ -1,0 +1,584 @@
+//! The base index's pass, on every core: the streams are cut into
+//! *intervals* of time chosen before reading (from the packets found when
+//! the traces were opened, about [`View::spacing`] bytes of stream data
+//! each); decoding threads read one stream's part of one interval at a
+//! time into compact [`Rec`]ords (class, CPU or thread, the few fields the
+//! kernel model reads), and the index thread applies each interval's
+//! records in `reef print` order: merged by time (ties as babeltrace2
+//! breaks them) when the model or the rows need it, stream after stream
+//! when every row is a stream. Each interval's start is a checkpoint.
+//!
+//! The result is the one the merged reading would give, message for
+//! message: the same records applied in the same order (the decoded
+//! windows of `query.rs` go through the same [`Model::apply`]), the same
+//! first error (a stream's decoding error or step back in time stops
+//! everything after that stream's last good message, as the merge does),
+//! the same window trimming.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use reef_ctf::{Item, StreamCursor};
+use reef_filter::EventFilter;
+use reef_iter::ClockConv;
+use reef_read::Streams;
+
+use crate::index::{push_checkpoint, MarkSink, ModelPoint, Phase, View};
+use crate::model::{ClassKeys, Extract, Names, Rec, R_KEPT};
+
+/// Intervals decoded ahead of the index thread.
+const AHEAD: usize = 2;
+
+/// Interval bounds: `T_1 < … < T_m` (ns from the clock's origin), cutting
+/// the packets, ordered by end time, every `spacing` bytes. `None` when a
+/// packet's end time or a stream's clock is unknown.
+pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<i64>> {
+    let mut ends: Vec<(i64, u64)> = Vec::new();
+    for (c, conv) in streams.cursors.iter().zip(&streams.clocks) {
+        let conv = (*conv)?;
+        for f in &c.trace.sources[c.source].files {
+            let table = f.packets.get()?;
+            let len = f.data().len() as u64;
+            for (i, &(off, end)) in table.iter().enumerate() {
+                if end == u64::MAX {
+                    return None;
+                }
+                let next = table.get(i + 1).map_or(len, |p| p.0);
+                ends.push((conv.ns(end)?, next.saturating_sub(off)));
+            }
+        }
+    }
+    ends.sort_unstable();
+    let mut out: Vec<i64> = Vec::new();
+    let mut acc = 0u64;
+    for (ns, size) in ends {
+        acc += size;
+        if acc >= spacing {
+            acc = 0;
+            let t = ns.saturating_add(1);
+            if out.last().is_none_or(|&l| t > l) {
+                out.push(t);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// One stream's part of one interval.
+#[derive(Default)]
+struct Chunk {
+    recs: Vec<Rec>,
+    names: Names,
+    /// Events the list keeps, and the last of them: (ns, cycles).
+    kept: u64,
+    last_kept: Option<(i64, Option<u64>)>,
+    /// Time of the stream's last message read without error.
+    last_msg: Option<i64>,
+    /// The error that ended the stream after `last_msg`.
+    error: Option<reef_read::Error>,
+    /// The stream ended at a message after the window.
+    past_end: bool,
+    /// The stream ended in this interval.
+    ended: bool,
+}
+
+impl Chunk {
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.names.clear();
+        self.kept = 0;
+        self.last_kept = None;
+        self.last_msg = None;
+        self.error = None;
+        self.past_end = false;
+        self.ended = false;
+    }
+}
+
+struct StreamState {
+    cur: StreamCursor,
+    trace: usize,
+    conv: Option<ClockConv>,
+    skim: bool,
+    /// A message read but not applied yet (it belongs to a later
+    /// interval): its item and time.
+    pending: Option<(Item, Option<i64>)>,
+    /// Time of the last message.
+    last: i64,
+    done: bool,
+    /// The cursor of the ended stream was dropped.
+    released: bool,
+    /// The interval to read next.
+    next: usize,
+}
+
+struct Slots {
+    next_unit: usize,
+    /// Intervals the index thread has taken.
+    taken: usize,
+    /// Per interval slot (`i % AHEAD`), per stream.
+    ready: Vec<Vec<Option<Chunk>>>,
+    filled: Vec<usize>,
+    /// Per interval slot: complete (and merged, unless `direct`).
+    complete: Vec<bool>,
+    /// Per interval slot: the streams of its records in merged order.
+    order: Vec<Vec<u32>>,
+    /// Order vectors to reuse.
+    orders: Vec<Vec<u32>>,
+    /// Per stream: its chunks to reuse (their room fits that stream).
+    free: Vec<Vec<Chunk>>,
+    stop: bool,
+}
+
+struct Shared {
+    bounds: Vec<i64>,
+    /// Each stream's tie-break rank.
+    rank: Vec<usize>,
+    /// Every row is a stream: records are applied stream after stream.
+    direct: bool,
+    window: (i64, i64),
+    streams: Vec<(Mutex<StreamState>, Condvar)>,
+    slots: Mutex<Slots>,
+    cv: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn intervals(&self) -> usize {
+        self.bounds.len() + 1
+    }
+
+    /// The end of interval `i` (exclusive).
+    fn end_of(&self, i: usize) -> i64 {
+        self.bounds.get(i).copied().unwrap_or(i64::MAX)
+    }
+
+    fn worker(&self, keys: &Arc<ClassKeys>, filter: Option<&str>) {
+        let mut x = Extract::new(keys.clone());
+        let filter = filter.and_then(|f| EventFilter::new(f).ok());
+        let n = self.streams.len();
+        loop {
+            let (i, s, mut chunk) = {
+                let mut sl = lock(&self.slots);
+                loop {
+                    if sl.stop || sl.next_unit >= self.intervals() * n {
+                        return;
+                    }
+                    let i = sl.next_unit / n;
+                    if i < sl.taken + AHEAD {
+                        let u = sl.next_unit;
+                        sl.next_unit += 1;
+                        let c = sl.free[u % n].pop().unwrap_or_default();
+                        break (i, u % n, c);
+                    }
+                    sl = self.cv.wait(sl).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            chunk.clear();
+            {
+                let (m, cv) = &self.streams[s];
+                let mut st = lock(m);
+                while st.next != i {
+                    st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                self.read(
+                    &mut st,
+                    s,
+                    self.end_of(i),
+                    &mut x,
+                    filter.as_ref(),
+                    &mut chunk,
+                );
+                if st.done && !st.released {
+                    st.released = true;
+                    chunk.ended = true;
+                    // Let the pages it still holds go (a cursor releases
+                    // them when dropped).
+                    let (t, src) = (st.cur.trace.clone(), st.cur.source);
+                    st.cur = StreamCursor::new(t, src);
+                }
+                st.next = i + 1;
+                cv.notify_all();
+            }
+            let mut sl = lock(&self.slots);
+            let slot = i % AHEAD;
+            sl.ready[slot][s] = Some(chunk);
+            sl.filled[slot] += 1;
+            if sl.filled[slot] == n {
+                if !self.direct {
+                    // The last part of the interval: merge it here, while
+                    // the index thread applies the one before.
+                    let chunks: Vec<Chunk> = sl.ready[slot]
+                        .iter_mut()
+                        .map(|c| c.take().unwrap_or_default())
+                        .collect();
+                    let mut order = sl.orders.pop().unwrap_or_default();
+                    drop(sl);
+                    merge(&chunks, &self.rank, &mut order);
+                    sl = lock(&self.slots);
+                    for (s, c) in chunks.into_iter().enumerate() {
+                        sl.ready[slot][s] = Some(c);
+                    }
+                    sl.order[slot] = order;
+                }
+                sl.complete[slot] = true;
+                self.cv.notify_all();
+            }
+        }
+    }
+
+    /// Reads stream `s`'s messages before `hi` into `out`.
+    fn read(
+        &self,
+        st: &mut StreamState,
+        s: usize,
+        hi: i64,
+        x: &mut Extract,
+        filter: Option<&EventFilter>,
+        out: &mut Chunk,
+    ) {
+        let (b, e) = self.window;
+        loop {
+            if st.done {
+                return;
+            }
+            let (item, ns) = match st.pending.take() {
+                Some(p) => p,
+                None => {
+                    let next = if st.skim {
+                        st.cur.next_skimmed()
+                    } else {
+                        st.cur.next()
+                    };
+                    let item = match next {
+                        Ok(Some(item)) => item,
+                        Ok(None) => {
+                            st.done = true;
+                            return;
+                        }
+                        Err(err) => {
+                            st.done = true;
+                            out.error = Some(err.into());
+                            return;
+                        }
+                    };
+                    let cycles = match item {
+                        Item::Event => st.cur.event.ts,
+                        Item::DiscardedEvents { begin, end, .. }
+                        | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
+                    };
+                    let ns = cycles.zip(st.conv).and_then(|(cy, cv)| cv.ns(cy));
+                    if let Some(ns) = ns {
+                        if ns < st.last {
+                            st.done = true;
+                            out.error = Some(
+                                reef_ctf::Error::Stream {
+                                    path: st.cur.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
+                                    offset: st.cur.event.offset,
+                                    msg: format!(
+                                        "time goes backwards: message at {ns} ns from origin follows one at {} ns",
+                                        st.last
+                                    ),
+                                }
+                                .into(),
+                            );
+                            return;
+                        }
+                    }
+                    (item, ns)
+                }
+            };
+            if let Some(ns) = ns {
+                if ns >= hi {
+                    st.pending = Some((item, Some(ns)));
+                    return;
+                }
+                if ns > e {
+                    st.done = true;
+                    out.past_end = true;
+                    return;
+                }
+                st.last = ns;
+            }
+            out.last_msg = Some(st.last);
+            let Some(ns) = ns else { continue };
+            if item != Item::Event || ns < b {
+                continue;
+            }
+            let mut r = x.event(st.trace, s, &st.cur, ns, &mut out.names);
+            if filter.is_none_or(|f| f.matches(&st.cur)) {
+                r.flags |= R_KEPT;
+                out.kept += 1;
+                out.last_kept = Some((ns, st.cur.event.ts));
+            }
+            out.recs.push(r);
+        }
+    }
+}
+
+/// The streams of the records of `chunks` in merged order: by time, then
+/// rank.
+fn merge(chunks: &[Chunk], rank: &[usize], order: &mut Vec<u32>) {
+    use std::cmp::Reverse;
+    order.clear();
+    let mut pos = vec![0usize; chunks.len()];
+    let mut heads: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> = chunks
+        .iter()
+        .enumerate()
+        .filter_map(|(s, c)| c.recs.first().map(|r| Reverse((r.ns, rank[s], s as u32))))
+        .collect();
+    while let Some(Reverse((_, rk, s))) = heads.pop() {
+        let c = &chunks[s as usize];
+        let p = &mut pos[s as usize];
+        // The stream's records while they come before every other head.
+        let next = heads.peek().map(|Reverse(h)| (h.0, h.1));
+        loop {
+            order.push(s);
+            *p += 1;
+            match c.recs.get(*p) {
+                Some(r) if next.is_none_or(|n| (r.ns, rk) < n) => {}
+                Some(r) => {
+                    heads.push(Reverse((r.ns, rk, s)));
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
+}
+
+/// Builds the base index from `streams`, on `workers` decoding threads
+/// and the calling thread.
+pub fn run(
+    view: &View,
+    streams: Streams,
+    bounds: Vec<i64>,
+    keys: Arc<ClassKeys>,
+    filter: Option<String>,
+    workers: usize,
+) {
+    let Streams {
+        cursors,
+        rank,
+        clocks,
+        trace_of,
+        window,
+        cut,
+    } = streams;
+    let n = cursors.len();
+    // Every row a stream: no model, no merge needed.
+    let direct = trace_of.iter().all(|&t| !keys.kernel[t] && !keys.vtid[t]);
+    let shared = Shared {
+        bounds,
+        rank,
+        direct,
+        window,
+        streams: cursors
+            .into_iter()
+            .zip(clocks)
+            .enumerate()
+            .map(|(s, (mut cur, conv))| {
+                let trace = trace_of[s];
+                let skim = filter.is_none() && !keys.needs_values(trace);
+                cur.skip_values(skim);
+                if !skim && filter.is_none() {
+                    let n = cur.trace.class.streams[cur.stream].events.len();
+                    cur.values_of(Some(keys.wanted(trace, cur.stream, n)));
+                }
+                (
+                    Mutex::new(StreamState {
+                        cur,
+                        trace,
+                        conv,
+                        skim,
+                        pending: None,
+                        last: i64::MIN,
+                        done: false,
+                        released: false,
+                        next: 0,
+                    }),
+                    Condvar::new(),
+                )
+            })
+            .collect(),
+        slots: Mutex::new(Slots {
+            next_unit: 0,
+            taken: 0,
+            ready: (0..AHEAD).map(|_| (0..n).map(|_| None).collect()).collect(),
+            filled: vec![0; AHEAD],
+            complete: vec![false; AHEAD],
+            order: vec![Vec::new(); AHEAD],
+            orders: Vec::new(),
+            free: (0..n).map(|_| Vec::new()).collect(),
+            stop: false,
+        }),
+        cv: Condvar::new(),
+    };
+    std::thread::scope(|sc| {
+        for _ in 0..workers.max(1) {
+            let (sh, k, f) = (&shared, &keys, filter.as_deref());
+            let _ = std::thread::Builder::new()
+                .name("reef-view-decode".into())
+                .spawn_scoped(sc, move || sh.worker(k, f));
+        }
+        apply_all(view, &shared, &trace_of, cut);
+        lock(&shared.slots).stop = true;
+        shared.cv.notify_all();
+    });
+}
+
+/// The index thread: each interval's chunks, in order.
+fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read::Error>) {
+    let (n, rank, direct) = (sh.streams.len(), &sh.rank[..], sh.direct);
+    let mut since_fit = 0usize;
+    let mut past_end = false;
+    for i in 0..sh.intervals() {
+        let (mut chunks, order): (Vec<Chunk>, Vec<u32>) = {
+            let mut sl = lock(&sh.slots);
+            let slot = i % AHEAD;
+            while !sl.complete[slot] {
+                sl = sh.cv.wait(sl).unwrap_or_else(|p| p.into_inner());
+            }
+            sl.filled[slot] = 0;
+            sl.complete[slot] = false;
+            let c = sl.ready[slot]
+                .iter_mut()
+                .map(|c| c.take().unwrap_or_default())
+                .collect();
+            let o = std::mem::take(&mut sl.order[slot]);
+            sl.taken = i + 1;
+            sh.cv.notify_all();
+            (c, o)
+        };
+        past_end |= chunks.iter().any(|c| c.past_end);
+        if std::env::var_os("REEF_VIEW_DEBUG").is_some() {
+            let tot: usize = chunks.iter().map(|c| c.recs.len()).sum();
+            let cap: usize = chunks.iter().map(|c| c.recs.capacity()).sum();
+            eprintln!("interval {i}/{}: {tot} recs, cap {cap}", sh.intervals());
+        }
+        // The first error in merged order: after the last good message of
+        // the stream whose last good message comes first.
+        let stop = chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.error.is_some())
+            .map(|(s, c)| (c.last_msg.unwrap_or(i64::MIN), rank[s], s))
+            .min();
+        let limit = stop.map(|(ns, r, _)| (ns, r));
+        let Ok(mut g) = view.base.write() else { return };
+        let b = &mut *g;
+        // The interval's start is a checkpoint once the origin is known.
+        if let Some(origin) = b.origin {
+            if i > 0 {
+                let t = sh.bounds[i - 1] - origin;
+                if b.marks.checkpoints.last().is_none_or(|c| t > c.t) {
+                    push_checkpoint(&mut b.marks, t);
+                    b.points.push(ModelPoint {
+                        kernel: b.model.kernel.clone(),
+                        values: b.model.values(),
+                    });
+                }
+            }
+        } else {
+            let first = chunks
+                .iter()
+                .enumerate()
+                .filter_map(|(s, c)| c.recs.first().map(|r| (r.ns, rank[s])))
+                .filter(|&k| limit.is_none_or(|l| k <= l))
+                .min();
+            if let Some((ns, _)) = first {
+                b.origin = Some(ns);
+                push_checkpoint(&mut b.marks, 0);
+                b.points.push(ModelPoint {
+                    kernel: b.model.kernel.clone(),
+                    values: b.model.values(),
+                });
+            }
+        }
+        if let Some(origin) = b.origin {
+            let budget = view.budget;
+            let mut apply = |b: &mut crate::index::Base, s: usize, r: &Rec, names: &Names| {
+                let t = r.ns - origin;
+                let kept = r.flags & R_KEPT != 0;
+                b.model.apply(
+                    trace_of[s],
+                    s,
+                    r,
+                    names,
+                    t,
+                    |_| kept,
+                    &mut MarkSink { m: &mut b.marks },
+                );
+                if kept {
+                    b.marks.events += 1;
+                }
+                b.end = b.end.max(t);
+                since_fit += 1;
+                if since_fit >= 16384 {
+                    since_fit = 0;
+                    b.marks.fit(budget);
+                }
+            };
+            let within = |s: usize, r: &Rec| limit.is_none_or(|l| (r.ns, rank[s]) <= l);
+            if direct {
+                for (s, c) in chunks.iter().enumerate() {
+                    for r in c.recs.iter().take_while(|r| within(s, r)) {
+                        apply(b, s, r, &c.names);
+                    }
+                }
+            } else {
+                let mut pos = vec![0usize; n];
+                for &s in &order {
+                    let s = s as usize;
+                    let c = &chunks[s];
+                    let r = &c.recs[pos[s]];
+                    pos[s] += 1;
+                    if within(s, r) {
+                        apply(b, s, r, &c.names);
+                    }
+                }
+            }
+            // The list's last event, for the next checkpoint's delta.
+            if let Some((_, ns, cy)) = chunks
+                .iter()
+                .enumerate()
+                .filter_map(|(s, c)| c.last_kept.map(|(ns, cy)| ((ns, rank[s]), ns, cy)))
+                .max_by_key(|k| k.0)
+            {
+                b.marks.prev = (Some(ns), cy);
+            }
+        }
+        b.marks.fit(view.budget);
+        if let Some((_, _, s)) = stop {
+            let err = chunks[s]
+                .error
+                .take()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            b.marks.finish(Phase::Error(err));
+            return;
+        }
+        drop(g);
+        let mut sl = lock(&sh.slots);
+        for (s, mut c) in chunks.into_iter().enumerate() {
+            if c.ended {
+                // Later chunks of an ended stream stay empty.
+                sl.free[s].push(Chunk::default());
+                continue;
+            }
+            // Room for the next interval's part, not for the largest ever.
+            let keep = c.recs.len().max(256);
+            c.clear();
+            c.recs.shrink_to(keep * 2);
+            sl.free[s].push(c);
+        }
+        sl.orders.push(order);
+    }
+    let Ok(mut b) = view.base.write() else { return };
+    match cut.filter(|_| !past_end) {
+        Some(e) => b.marks.finish(Phase::Error(e.to_string())),
+        None => b.marks.finish(Phase::Ready),
+    }
+}
