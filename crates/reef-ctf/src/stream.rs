@@ -641,6 +641,52 @@ impl StreamCursor {
     }
 }
 
+impl StreamCursor {
+    /// [`StreamCursor::skim_run`] for readers that need each event's
+    /// class: calls `f(class, cycles)` (class: index into the stream
+    /// class's events) for each event of the current packet decoded while
+    /// its time is at least `*last` and at most `hi`, and leaves `*last`
+    /// at the last one's time. Stops at the end of the packet or before an
+    /// event that does not meet these conditions (left for
+    /// `next_skimmed`). The cursor must be set to
+    /// [`StreamCursor::skip_values`].
+    pub fn skim_each(
+        &mut self,
+        last: &mut u64,
+        hi: u64,
+        mut f: impl FnMut(usize, u64),
+    ) -> Result<(), Error> {
+        if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
+            return Ok(());
+        }
+        let mut p = self.event_parts();
+        if p.sp.clock.is_none() {
+            return Ok(());
+        }
+        let mut result = Ok(());
+        while p.cur.pos < p.cur.end {
+            let (start, clock) = (p.cur.pos, p.st.clock);
+            let idx = match p.decode::<false>() {
+                Ok(i) => i,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let cy = p.st.clock;
+            if cy < *last || cy > hi {
+                p.cur.pos = start;
+                p.st.clock = clock;
+                break;
+            }
+            *last = cy;
+            f(idx, cy);
+        }
+        self.pos = p.cur.pos;
+        result
+    }
+}
+
 /// The parts of a [`StreamCursor`] that decoding its current event uses.
 struct EventParts<'a> {
     class: &'a TraceClass,

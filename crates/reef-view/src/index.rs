@@ -76,7 +76,7 @@ impl Marks {
         }
     }
 
-    fn track(&mut self, row: u32, rule: OnRule) -> &mut Track {
+    pub(crate) fn track(&mut self, row: u32, rule: OnRule) -> &mut Track {
         let r = row as usize;
         while self.tracks.len() <= r {
             self.tracks.push(Track::new(OnRule::Never, UNKNOWN));

@@ -255,6 +255,12 @@ impl ClassKeys {
         k
     }
 
+    /// The key of the first event class of stream class `sc` of `trace`.
+    #[inline]
+    pub fn key_base(&self, trace: usize, sc: usize) -> u32 {
+        self.base[trace][sc]
+    }
+
     /// The key of `cur`'s current event class.
     #[inline]
     pub fn key(&self, trace: usize, cur: &StreamCursor) -> u32 {
@@ -610,6 +616,17 @@ impl Model {
             stream_rows: Vec::new(),
             cpu_rows: Vec::new(),
         }
+    }
+
+    /// The id of the event class of key `key` (numbered if new).
+    #[inline]
+    pub fn class_id(&mut self, key: u32) -> u32 {
+        self.classes.get(&self.x.keys, key).id
+    }
+
+    /// The `stream` row of stream `stream`, once made.
+    pub fn stream_row(&self, stream: usize) -> Option<u32> {
+        self.stream_rows.get(stream).copied().flatten()
     }
 
     /// The class and row of `cur`'s current event, without changing

@@ -63,10 +63,31 @@ pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<i64>> {
     Some(out)
 }
 
+/// An event of a trace whose rows are its streams: time, class key and
+/// flags ([`Rec`]'s).
+#[derive(Clone, Copy)]
+struct Lite {
+    ns: i64,
+    ckey: u32,
+    flags: u32,
+}
+
+impl Chunk {
+    /// Times of the records, in order.
+    fn first_ns(&self) -> Option<i64> {
+        self.recs
+            .first()
+            .map(|r| r.ns)
+            .or(self.lite.first().map(|l| l.ns))
+    }
+}
+
 /// One stream's part of one interval.
 #[derive(Default)]
 struct Chunk {
     recs: Vec<Rec>,
+    /// Instead of `recs` when every row is a stream: what a mark needs.
+    lite: Vec<Lite>,
     names: Names,
     /// Events the list keeps, and the last of them: (ns, cycles).
     kept: u64,
@@ -84,6 +105,7 @@ struct Chunk {
 impl Chunk {
     fn clear(&mut self) {
         self.recs.clear();
+        self.lite.clear();
         self.names.clear();
         self.kept = 0;
         self.last_kept = None;
@@ -102,8 +124,9 @@ struct StreamState {
     /// A message read but not applied yet (it belongs to a later
     /// interval): its item and time.
     pending: Option<(Item, Option<i64>)>,
-    /// Time of the last message.
+    /// Time of the last message, and its cycles.
     last: i64,
+    last_cy: u64,
     done: bool,
     /// The cursor of the ended stream was dropped.
     released: bool,
@@ -133,7 +156,8 @@ struct Shared {
     bounds: Vec<i64>,
     /// Each stream's tie-break rank.
     rank: Vec<usize>,
-    /// Every row is a stream: records are applied stream after stream.
+    /// Every row is a stream: records ([`Lite`]) are applied stream after
+    /// stream.
     direct: bool,
     window: (i64, i64),
     streams: Vec<(Mutex<StreamState>, Condvar)>,
@@ -240,9 +264,77 @@ impl Shared {
         out: &mut Chunk,
     ) {
         let (b, e) = self.window;
+        // The short way: events of a packet in order, inside the clock's
+        // defined range and before `hi`, read in one loop (no window,
+        // no values).
+        let fast = match st.conv {
+            Some(cv) if st.skim && b == i64::MIN && e == i64::MAX => {
+                cv.defined_range().and_then(|(lo, top)| {
+                    // The last cycles whose time is before `hi`.
+                    let ok = |c: u64| cv.ns(c).is_some_and(|ns| ns < hi);
+                    if !ok(lo) {
+                        return None;
+                    }
+                    let (mut a, mut z) = (lo, top);
+                    if ok(z) {
+                        return Some((cv, lo, z));
+                    }
+                    while z - a > 1 {
+                        let m = a + (z - a) / 2;
+                        if ok(m) {
+                            a = m
+                        } else {
+                            z = m
+                        }
+                    }
+                    Some((cv, lo, a))
+                })
+            }
+            _ => None,
+        };
         loop {
             if st.done {
                 return;
+            }
+            if let (Some((cv, lo, top)), None) = (fast, st.pending) {
+                let mut last = st.last_cy.max(lo);
+                let base = x.keys.key_base(st.trace, st.cur.stream);
+                let (direct, recs, lite) = (self.direct, &mut out.recs, &mut out.lite);
+                let mut added = 0u64;
+                let mut last_ns = 0;
+                let run = st.cur.skim_each(&mut last, top, |idx, cy| {
+                    let ns = cv.ns(cy).unwrap_or(i64::MAX);
+                    let ckey = base + idx as u32;
+                    if direct {
+                        lite.push(Lite {
+                            ns,
+                            ckey,
+                            flags: R_KEPT as u32,
+                        });
+                    } else {
+                        recs.push(Rec {
+                            ns,
+                            ckey,
+                            nm: u32::MAX,
+                            flags: R_KEPT,
+                            ..Rec::default()
+                        });
+                    }
+                    added += 1;
+                    last_ns = ns;
+                });
+                if added > 0 {
+                    st.last_cy = last;
+                    st.last = last_ns;
+                    out.last_msg = Some(last_ns);
+                    out.kept += added;
+                    out.last_kept = Some((last_ns, Some(last)));
+                }
+                if let Err(err) = run {
+                    st.done = true;
+                    out.error = Some(err.into());
+                    return;
+                }
             }
             let (item, ns) = match st.pending.take() {
                 Some(p) => p,
@@ -269,6 +361,9 @@ impl Shared {
                         Item::DiscardedEvents { begin, end, .. }
                         | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
                     };
+                    if let Some(cy) = cycles {
+                        st.last_cy = cy;
+                    }
                     let ns = cycles.zip(st.conv).and_then(|(cy, cv)| cv.ns(cy));
                     if let Some(ns) = ns {
                         if ns < st.last {
@@ -313,7 +408,15 @@ impl Shared {
                 out.kept += 1;
                 out.last_kept = Some((ns, st.cur.event.ts));
             }
-            out.recs.push(r);
+            if self.direct {
+                out.lite.push(Lite {
+                    ns,
+                    ckey: r.ckey,
+                    flags: r.flags as u32,
+                });
+            } else {
+                out.recs.push(r);
+            }
         }
     }
 }
@@ -395,6 +498,7 @@ pub fn run(
                         skim,
                         pending: None,
                         last: i64::MIN,
+                        last_cy: 0,
                         done: false,
                         released: false,
                         next: 0,
@@ -454,7 +558,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
         };
         past_end |= chunks.iter().any(|c| c.past_end);
         if std::env::var_os("REEF_VIEW_DEBUG").is_some() {
-            let tot: usize = chunks.iter().map(|c| c.recs.len()).sum();
+            let tot: usize = chunks.iter().map(|c| c.recs.len() + c.lite.len()).sum();
             let cap: usize = chunks.iter().map(|c| c.recs.capacity()).sum();
             eprintln!("interval {i}/{}: {tot} recs, cap {cap}", sh.intervals());
         }
@@ -485,7 +589,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
             let first = chunks
                 .iter()
                 .enumerate()
-                .filter_map(|(s, c)| c.recs.first().map(|r| (r.ns, rank[s])))
+                .filter_map(|(s, c)| c.first_ns().map(|ns| (ns, rank[s])))
                 .filter(|&k| limit.is_none_or(|l| k <= l))
                 .min();
             if let Some((ns, _)) = first {
@@ -524,9 +628,44 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
             let within = |s: usize, r: &Rec| limit.is_none_or(|l| (r.ns, rank[s]) <= l);
             if direct {
                 for (s, c) in chunks.iter().enumerate() {
-                    for r in c.recs.iter().take_while(|r| within(s, r)) {
-                        apply(b, s, r, &c.names);
+                    let n = c
+                        .lite
+                        .iter()
+                        .take_while(|l| limit.is_none_or(|m| (l.ns, rank[s]) <= m))
+                        .count();
+                    let Some((first, rest)) = c.lite[..n].split_first() else {
+                        continue;
+                    };
+                    // The first through the model (it makes the row and
+                    // classes), the others straight to the row's track.
+                    let r = Rec {
+                        ns: first.ns,
+                        ckey: first.ckey,
+                        flags: first.flags as u8,
+                        nm: u32::MAX,
+                        ..Rec::default()
+                    };
+                    apply(b, s, &r, &c.names);
+                    let Some(row) = b.model.stream_row(s) else {
+                        continue;
+                    };
+                    if b.marks.tracks.len() <= row as usize {
+                        b.marks.track(row, crate::model::OnRule::Never);
                     }
+                    let k = b.marks.k;
+                    let (mut kept, mut end) = (0u64, b.end);
+                    for r in rest {
+                        let t = r.ns - origin;
+                        if r.flags & R_KEPT as u32 != 0 {
+                            let class = b.model.class_id(r.ckey);
+                            b.marks.tracks[row as usize].mark(t, class, k);
+                            kept += 1;
+                        }
+                        end = end.max(t);
+                    }
+                    b.marks.events += kept;
+                    b.end = end;
+                    b.marks.fit(view.budget);
                 }
             } else {
                 let mut pos = vec![0usize; n];
@@ -569,9 +708,10 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 continue;
             }
             // Room for the next interval's part, not for the largest ever.
-            let keep = c.recs.len().max(256);
+            let (keep, keep_lite) = (c.recs.len().max(256), c.lite.len().max(256));
             c.clear();
             c.recs.shrink_to(keep * 2);
+            c.lite.shrink_to(keep_lite * 2);
             sl.free[s].push(c);
         }
         sl.orders.push(order);
