@@ -25,8 +25,8 @@ pub struct ViewArgs {
     /// Also open the page in the default browser.
     #[arg(long)]
     pub open: bool,
-    /// Memory for the index's buckets, in MiB (default: 2.5 % of the
-    /// traces' size, from 4 to 64 MiB); finer windows are decoded from the
+    /// Memory for the index's buckets, in MiB (default: 1.25 % of the
+    /// traces' size, from 4 to 32 MiB); finer windows are decoded from the
     /// trace on demand.
     #[arg(long, value_name = "MIB")]
     pub index_memory: Option<f64>,

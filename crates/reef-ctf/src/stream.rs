@@ -181,10 +181,12 @@ impl StreamCursor {
         self.skip_values = skip;
     }
 
-    /// For readers that need the fields of a few event classes only: the
-    /// context and payload values of the other classes are not kept (their
-    /// event header and common context still are). `want` is indexed as
-    /// the stream class's events (`EventData::event`); `None`: keep all.
+    /// For readers that need the fields of a few event classes only.
+    /// Without [`StreamCursor::skip_values`], the context and payload
+    /// values of the classes `want` does not mark are not kept (their
+    /// event header and common context still are); with it, those of the
+    /// classes it marks are kept (and no others). `want` is indexed as the
+    /// stream class's events (`EventData::event`); `None`: no exception.
     pub fn values_of(&mut self, want: Option<Arc<[bool]>>) {
         self.want = want;
     }
@@ -586,9 +588,14 @@ impl StreamCursor {
         p.event.offset = p.cur.pos / 8;
         let idx = p.decode::<KEEP>()?;
         let EventParts {
-            sp, st, event, cur, ..
+            sp,
+            st,
+            event,
+            cur,
+            want,
+            ..
         } = p;
-        if !KEEP {
+        if !KEEP && !want.is_some_and(|w| w.get(idx).copied().unwrap_or(false)) {
             event.values.clear();
             event.bounds = [0; 4];
         }
@@ -645,10 +652,11 @@ impl StreamCursor {
     /// [`StreamCursor::skim_run`] for readers that need each event's
     /// class: calls `f(class, cycles)` (class: index into the stream
     /// class's events) for each event of the current packet decoded while
-    /// its time is at least `*last` and at most `hi`, and leaves `*last`
-    /// at the last one's time. Stops at the end of the packet or before an
-    /// event that does not meet these conditions (left for
-    /// `next_skimmed`). The cursor must be set to
+    /// its time is at least `*last` and at most `hi` and its class is not
+    /// one whose values are wanted ([`StreamCursor::values_of`]), and
+    /// leaves `*last` at the last one's time. Stops at the end of the
+    /// packet or before an event that does not meet these conditions (left
+    /// for `next_skimmed`). The cursor must be set to
     /// [`StreamCursor::skip_values`].
     pub fn skim_each(
         &mut self,
@@ -659,10 +667,14 @@ impl StreamCursor {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
             return Ok(());
         }
+        let want = self.want.clone();
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
             return Ok(());
         }
+        // Every event is decoded without values; one whose values are
+        // wanted is left (decoded again) to `next_skimmed`.
+        p.want = None;
         let mut result = Ok(());
         while p.cur.pos < p.cur.end {
             let (start, clock) = (p.cur.pos, p.st.clock);
@@ -674,7 +686,7 @@ impl StreamCursor {
                 }
             };
             let cy = p.st.clock;
-            if cy < *last || cy > hi {
+            if cy < *last || cy > hi || want.as_ref().is_some_and(|w| w.get(idx) == Some(&true)) {
                 p.cur.pos = start;
                 p.st.clock = clock;
                 break;
@@ -803,6 +815,24 @@ fn decode_one<const KEEP: bool>(
         }
     };
     let ep = &sp.events[idx];
+    if !KEEP && want.is_some_and(|w| w.get(idx).copied().unwrap_or(false)) {
+        // A class whose fields are wanted although the cursor skips values.
+        values.clear();
+        bounds[0] = 0;
+        bounds[1] = 0;
+        exec::<true>(&ep.context, cur, st, values).map_err(decode_err)?;
+        bounds[2] = values.len();
+        exec::<true>(&ep.payload, cur, st, values).map_err(decode_err)?;
+        bounds[3] = values.len();
+        if cur.pos == start {
+            return Err(Error::Stream {
+                path: file.path.clone(),
+                offset: start / 8,
+                msg: "event occupies no bits: the packet would never end".into(),
+            });
+        }
+        return Ok(idx);
+    }
     if KEEP && want.is_some_and(|w| !w.get(idx).copied().unwrap_or(true)) {
         let skimmed = id
             .and_then(|id| sp.skim_dense.get(id as usize))

@@ -140,8 +140,9 @@ impl Track {
     pub fn coarsen(&mut self, k: u32) {
         let res = 1u64 << k;
         let rule = self.rule;
-        let old = std::mem::take(&mut self.buckets);
-        let mut out: Vec<Bucket> = Vec::with_capacity(old.len() / 2 + 1);
+        // In place: the merged bucket `w` is written where `w ≤ i`.
+        let old = &mut self.buckets;
+        let mut w = 0;
         let mut prev_end = UNKNOWN;
         let mut i = 0;
         while i < old.len() {
@@ -159,10 +160,12 @@ impl Track {
                 join(Bucket::plain(a.j - 1, prev_end), a, res, rule)
             };
             prev_end = merged.v_end;
-            out.push(Bucket { j: pj, ..merged });
+            old[w] = Bucket { j: pj, ..merged };
+            w += 1;
             i += 1;
         }
-        self.buckets = out;
+        old.truncate(w);
+        old.shrink_to_fit();
     }
 }
 

@@ -23,7 +23,7 @@ use reef_filter::EventFilter;
 use reef_read::{ReadOptions, Source, TraceLabel};
 
 use crate::buckets::Track;
-use crate::model::{ClassKeys, Kernel, Model, OnRule, Seen, Sink, UNKNOWN};
+use crate::model::{ClassKeys, KernelPoint, Model, OnRule, Seen, Sink, UNKNOWN};
 
 /// Where the list stands at a checkpoint.
 #[derive(Debug, Clone, Copy)]
@@ -134,7 +134,7 @@ impl Sink for MarkSink<'_> {
 /// What is kept of the kernel model at a checkpoint of the base index.
 #[derive(Debug, Clone)]
 pub struct ModelPoint {
-    pub kernel: Kernel,
+    pub kernel: KernelPoint,
     pub values: Vec<i32>,
 }
 
@@ -223,8 +223,8 @@ pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
 
 impl View {
     /// Opens the traces and starts building the base index on a thread of
-    /// its own. `budget_bytes`: memory for the buckets (default: 2.5 % of
-    /// the traces, from 4 to 64 MiB).
+    /// its own. `budget_bytes`: memory for the buckets (default: 1.25 % of
+    /// the traces, from 4 to 32 MiB).
     pub fn open(
         opts: ReadOptions,
         budget_bytes: Option<u64>,
@@ -235,7 +235,7 @@ impl View {
         read.filter = None;
         let mut src = Source::from_traces(traces.clone(), labels.clone(), &read)?;
         let progress = src.progress();
-        let budget_bytes = budget_bytes.unwrap_or((progress.total / 40).clamp(4 << 20, 64 << 20));
+        let budget_bytes = budget_bytes.unwrap_or((progress.total / 80).clamp(4 << 20, 32 << 20));
         let keys = Arc::new(ClassKeys::new(&traces));
         let cli_filter = opts.filter.clone();
         let pred = Pred::new(&[cli_filter.as_deref().unwrap_or("")], &[], &[]).map_err(|err| {
@@ -278,7 +278,7 @@ impl View {
                         return;
                     }
                 };
-                match crate::pass::bounds(&streams, v.spacing) {
+                match crate::pass::bounds(&streams, v.spacing / crate::pass::PER_CHECKPOINT) {
                     Some(bounds) => {
                         crate::pass::run(&v, streams, bounds, keys, cli_filter, workers)
                     }
@@ -415,7 +415,7 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
                     last_cp_bytes = done;
                     push_checkpoint(&mut b.marks, t);
                     b.points.push(ModelPoint {
-                        kernel: b.model.kernel.clone(),
+                        kernel: b.model.kernel.point(),
                         values: b.model.values(),
                     });
                 }

@@ -397,6 +397,10 @@ impl Names {
         (self.ents.len() - 1) as u32
     }
 
+    pub fn bytes_len(&self) -> usize {
+        self.ents.capacity() * 16 + self.bytes.capacity()
+    }
+
     fn get(&self, i: u32) -> (i64, &[u8]) {
         match self.ents.get(i as usize) {
             Some(&(tid, at, len)) => (tid, &self.bytes[at as usize..(at + len) as usize]),
@@ -424,6 +428,21 @@ impl Extract {
         }
     }
 
+    /// The `cpu_id` of `cur`'s packet (stream `stream` of a kernel trace).
+    #[inline]
+    pub fn cpu(&mut self, stream: usize, cur: &StreamCursor) -> Option<i64> {
+        if self.cpu.len() <= stream {
+            self.cpu.resize(stream + 1, (u64::MAX, None));
+        }
+        let (packet, cpu) = self.cpu[stream];
+        if packet == cur.packets_read {
+            return cpu;
+        }
+        let cpu = self.f.cpu_id.get(cur).and_then(|v| v.as_i64());
+        self.cpu[stream] = (cur.packets_read, cpu);
+        cpu
+    }
+
     /// The record of `cur`'s current event (stream `stream` of trace
     /// `trace`), at `ns`; names go to `names`.
     pub fn event(
@@ -442,18 +461,9 @@ impl Extract {
             ..Rec::default()
         };
         if self.keys.kernel[trace] {
-            if self.cpu.len() <= stream {
-                self.cpu.resize(stream + 1, (u64::MAX, None));
-            }
-            let (packet, cpu) = self.cpu[stream];
-            let cpu = if packet == cur.packets_read {
-                cpu
-            } else {
-                let cpu = self.f.cpu_id.get(cur).and_then(|v| v.as_i64());
-                self.cpu[stream] = (cur.packets_read, cpu);
-                cpu
+            let Some(cpu) = self.cpu(stream, cur) else {
+                return r;
             };
-            let Some(cpu) = cpu else { return r };
             r.key = cpu;
             r.flags = R_CPU;
             let f = &mut self.f;
@@ -534,6 +544,44 @@ pub struct Kernel {
     cur: HashMap<i64, i64>,
     depth: HashMap<i64, u32>,
     threads: HashMap<i64, Thread>,
+}
+
+/// The kernel model as kept at a checkpoint: its maps as exactly sized
+/// lists (half the memory of the maps).
+#[derive(Debug, Clone, Default)]
+pub struct KernelPoint {
+    cur: Box<[(i64, i64)]>,
+    depth: Box<[(i64, u32)]>,
+    threads: Box<[(i64, Thread)]>,
+}
+
+impl Kernel {
+    /// The model as a checkpoint keeps it.
+    pub fn point(&self) -> KernelPoint {
+        KernelPoint {
+            cur: self.cur.iter().map(|(&k, &v)| (k, v)).collect(),
+            depth: self.depth.iter().map(|(&k, &v)| (k, v)).collect(),
+            threads: self.threads.iter().map(|(&k, &v)| (k, v)).collect(),
+        }
+    }
+
+    /// The model a checkpoint kept.
+    pub fn from_point(p: &KernelPoint) -> Kernel {
+        Kernel {
+            cur: p.cur.iter().copied().collect(),
+            depth: p.depth.iter().copied().collect(),
+            threads: p.threads.iter().copied().collect(),
+        }
+    }
+}
+
+impl KernelPoint {
+    /// Memory held, in bytes.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.cur)
+            + std::mem::size_of_val(&*self.depth)
+            + std::mem::size_of_val(&*self.threads)
+    }
 }
 
 /// Field lookups, cached per event class.

@@ -23,18 +23,29 @@ use reef_iter::ClockConv;
 use reef_read::Streams;
 
 use crate::index::{push_checkpoint, MarkSink, ModelPoint, Phase, View};
-use crate::model::{ClassKeys, Extract, Names, Rec, R_KEPT};
+use crate::model::{ClassKeys, Extract, Names, Rec, R_CPU, R_KEPT};
 
 /// Intervals decoded ahead of the index thread.
-const AHEAD: usize = 2;
+const AHEAD: usize = 6;
+
+/// Intervals per checkpoint, about: the pass's intervals are smaller than
+/// the checkpoints' spacing, so that reading ahead costs little memory.
+pub const PER_CHECKPOINT: u64 = 4;
 
 /// Interval bounds: `T_1 < … < T_m` (ns from the clock's origin), cutting
-/// the packets, ordered by end time, every `spacing` bytes. `None` when a
-/// packet's end time or a stream's clock is unknown.
-pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<i64>> {
+/// the packets, ordered by end time, every `spacing` bytes, each with the
+/// bytes of the packets before it. `None` when a packet's end time or a
+/// stream's clock is unknown.
+pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<(i64, u64)>> {
+    // Each packet's bytes taken as spread evenly from the previous
+    // packet's end to its own, in pieces of at most `spacing / 2`: bounds
+    // can then fall inside packets, and intervals hold about as much data
+    // each even when the streams' packets end together.
+    let piece = (spacing / 2).max(1);
     let mut ends: Vec<(i64, u64)> = Vec::new();
     for (c, conv) in streams.cursors.iter().zip(&streams.clocks) {
         let conv = (*conv)?;
+        let mut packets: Vec<(i64, u64)> = Vec::new();
         for f in &c.trace.sources[c.source].files {
             let table = f.packets.get()?;
             let len = f.data().len() as u64;
@@ -43,20 +54,36 @@ pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<i64>> {
                     return None;
                 }
                 let next = table.get(i + 1).map_or(len, |p| p.0);
-                ends.push((conv.ns(end)?, next.saturating_sub(off)));
+                packets.push((conv.ns(end)?, next.saturating_sub(off)));
+            }
+        }
+        for (i, &(t1, size)) in packets.iter().enumerate() {
+            // The first packet: taken as long as the second.
+            let t0 = match i {
+                0 => packets
+                    .get(1)
+                    .map_or(t1, |p| t1.saturating_sub(p.0.saturating_sub(t1))),
+                _ => packets[i - 1].0,
+            }
+            .min(t1);
+            let m = size.div_ceil(piece).max(1);
+            for j in 1..=m {
+                let t = t0 + ((t1 - t0) as i128 * j as i128 / m as i128) as i64;
+                ends.push((t, size / m));
             }
         }
     }
     ends.sort_unstable();
-    let mut out: Vec<i64> = Vec::new();
-    let mut acc = 0u64;
+    let mut out: Vec<(i64, u64)> = Vec::new();
+    let (mut acc, mut total) = (0u64, 0u64);
     for (ns, size) in ends {
         acc += size;
+        total += size;
         if acc >= spacing {
             acc = 0;
             let t = ns.saturating_add(1);
-            if out.last().is_none_or(|&l| t > l) {
-                out.push(t);
+            if out.last().is_none_or(|&(l, _)| t > l) {
+                out.push((t, total));
             }
         }
     }
@@ -153,7 +180,10 @@ struct Slots {
 }
 
 struct Shared {
-    bounds: Vec<i64>,
+    /// Interval bounds and the bytes before them (see [`bounds`]).
+    bounds: Vec<(i64, u64)>,
+    /// Stream data between checkpoints, about.
+    spacing: u64,
     /// Each stream's tie-break rank.
     rank: Vec<usize>,
     /// Every row is a stream: records ([`Lite`]) are applied stream after
@@ -176,7 +206,7 @@ impl Shared {
 
     /// The end of interval `i` (exclusive).
     fn end_of(&self, i: usize) -> i64 {
-        self.bounds.get(i).copied().unwrap_or(i64::MAX)
+        self.bounds.get(i).map_or(i64::MAX, |b| b.0)
     }
 
     fn worker(&self, keys: &Arc<ClassKeys>, filter: Option<&str>) {
@@ -300,6 +330,14 @@ impl Shared {
                 let mut last = st.last_cy.max(lo);
                 let base = x.keys.key_base(st.trace, st.cur.stream);
                 let (direct, recs, lite) = (self.direct, &mut out.recs, &mut out.lite);
+                // A kernel event's CPU: its packet's.
+                let (key, flags) = match x.keys.kernel[st.trace] {
+                    true => match x.cpu(s, &st.cur) {
+                        Some(cpu) => (cpu, R_KEPT | R_CPU),
+                        None => (0, R_KEPT),
+                    },
+                    false => (0, R_KEPT),
+                };
                 let mut added = 0u64;
                 let mut last_ns = 0;
                 let run = st.cur.skim_each(&mut last, top, |idx, cy| {
@@ -314,9 +352,10 @@ impl Shared {
                     } else {
                         recs.push(Rec {
                             ns,
+                            key,
                             ckey,
                             nm: u32::MAX,
-                            flags: R_KEPT,
+                            flags,
                             ..Rec::default()
                         });
                     }
@@ -426,6 +465,30 @@ impl Shared {
 fn merge(chunks: &[Chunk], rank: &[usize], order: &mut Vec<u32>) {
     use std::cmp::Reverse;
     order.clear();
+    if chunks.len() <= 8 {
+        // A few streams (a kernel trace's CPUs): the least of their heads,
+        // packed as one number each (time, rank), found by a scan.
+        let key = |s: usize, p: usize| -> u128 {
+            chunks[s].recs.get(p).map_or(u128::MAX, |r| {
+                (u128::from(r.ns as u64 ^ 1 << 63) << 64) | (rank[s] as u128) << 8 | s as u128
+            })
+        };
+        let mut pos = [0usize; 8];
+        let mut heads = [u128::MAX; 8];
+        for (s, h) in heads.iter_mut().enumerate().take(chunks.len()) {
+            *h = key(s, 0);
+        }
+        loop {
+            let best = heads.iter().fold(u128::MAX, |b, &k| b.min(k));
+            if best == u128::MAX {
+                return;
+            }
+            let s = (best & 0xff) as usize;
+            order.push(s as u32);
+            pos[s] += 1;
+            heads[s] = key(s, pos[s]);
+        }
+    }
     let mut pos = vec![0usize; chunks.len()];
     let mut heads: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> = chunks
         .iter()
@@ -457,7 +520,7 @@ fn merge(chunks: &[Chunk], rank: &[usize], order: &mut Vec<u32>) {
 pub fn run(
     view: &View,
     streams: Streams,
-    bounds: Vec<i64>,
+    bounds: Vec<(i64, u64)>,
     keys: Arc<ClassKeys>,
     filter: Option<String>,
     workers: usize,
@@ -475,6 +538,7 @@ pub fn run(
     let direct = trace_of.iter().all(|&t| !keys.kernel[t] && !keys.vtid[t]);
     let shared = Shared {
         bounds,
+        spacing: view.spacing,
         rank,
         direct,
         window,
@@ -484,9 +548,11 @@ pub fn run(
             .enumerate()
             .map(|(s, (mut cur, conv))| {
                 let trace = trace_of[s];
-                let skim = filter.is_none() && !keys.needs_values(trace);
+                // Values: those of the classes the model reads (kernel),
+                // the common context's (`vtid`), every one (a filter).
+                let skim = filter.is_none() && !keys.vtid[trace];
                 cur.skip_values(skim);
-                if !skim && filter.is_none() {
+                if skim && keys.kernel[trace] {
                     let n = cur.trace.class.streams[cur.stream].events.len();
                     cur.values_of(Some(keys.wanted(trace, cur.stream, n)));
                 }
@@ -538,6 +604,8 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
     let (n, rank, direct) = (sh.streams.len(), &sh.rank[..], sh.direct);
     let mut since_fit = 0usize;
     let mut past_end = false;
+    // Bytes before the last checkpoint.
+    let mut cp_bytes = 0u64;
     for i in 0..sh.intervals() {
         let (mut chunks, order): (Vec<Chunk>, Vec<u32>) = {
             let mut sl = lock(&sh.slots);
@@ -575,12 +643,16 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
         let b = &mut *g;
         // The interval's start is a checkpoint once the origin is known.
         if let Some(origin) = b.origin {
-            if i > 0 {
-                let t = sh.bounds[i - 1] - origin;
+            let (t, bytes) = match i {
+                0 => (i64::MIN, 0),
+                _ => (sh.bounds[i - 1].0 - origin, sh.bounds[i - 1].1),
+            };
+            if bytes >= cp_bytes + sh.spacing {
+                cp_bytes = bytes;
                 if b.marks.checkpoints.last().is_none_or(|c| t > c.t) {
                     push_checkpoint(&mut b.marks, t);
                     b.points.push(ModelPoint {
-                        kernel: b.model.kernel.clone(),
+                        kernel: b.model.kernel.point(),
                         values: b.model.values(),
                     });
                 }
@@ -596,7 +668,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 b.origin = Some(ns);
                 push_checkpoint(&mut b.marks, 0);
                 b.points.push(ModelPoint {
-                    kernel: b.model.kernel.clone(),
+                    kernel: b.model.kernel.point(),
                     values: b.model.values(),
                 });
             }
@@ -707,16 +779,53 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 sl.free[s].push(Chunk::default());
                 continue;
             }
-            // Room for the next interval's part, not for the largest ever.
-            let (keep, keep_lite) = (c.recs.len().max(256), c.lite.len().max(256));
+            // Room for the next intervals' parts, not for the largest
+            // ever (but no reallocation for every interval either).
+            let (keep, keep_lite) = (c.recs.len() + 256, c.lite.len() + 256);
             c.clear();
-            c.recs.shrink_to(keep * 2);
-            c.lite.shrink_to(keep_lite * 2);
+            if c.recs.capacity() > 4 * keep {
+                c.recs.shrink_to(2 * keep);
+            }
+            if c.lite.capacity() > 4 * keep_lite {
+                c.lite.shrink_to(2 * keep_lite);
+            }
             sl.free[s].push(c);
         }
-        sl.orders.push(order);
+        if sl.orders.len() <= AHEAD {
+            let mut order = order;
+            let keep = order.len() + 4096;
+            order.clear();
+            if order.capacity() > 16 * keep {
+                order.shrink_to(4 * keep);
+            }
+            sl.orders.push(order);
+        }
     }
     let Ok(mut b) = view.base.write() else { return };
+    if std::env::var_os("REEF_VIEW_DEBUG").is_some() {
+        let sl = lock(&sh.slots);
+        let chunks: usize = sl
+            .free
+            .iter()
+            .flatten()
+            .map(|c| c.recs.capacity() * 48 + c.lite.capacity() * 16 + c.names.bytes_len())
+            .sum();
+        let orders: usize = sl.orders.iter().map(|o| o.capacity() * 4).sum();
+        let points: usize = b
+            .points
+            .iter()
+            .map(|p| p.kernel.bytes() + p.values.capacity() * 4)
+            .sum();
+        eprintln!(
+            "chunks {chunks} orders {orders} points {} = {points} tracks {}",
+            b.points.len(),
+            b.marks
+                .tracks
+                .iter()
+                .map(|t| t.buckets.capacity() * 48)
+                .sum::<usize>()
+        );
+    }
     match cut.filter(|_| !past_end) {
         Some(e) => b.marks.finish(Phase::Error(e.to_string())),
         None => b.marks.finish(Phase::Ready),

@@ -189,7 +189,7 @@ fn replay_from(view: &View, from: i64) -> R<Replay> {
         .get(i)
         .ok_or_else(|| ApiError::not_found("no event indexed yet"))?;
     let mut model = b.model.clone();
-    model.kernel = b.points[i].kernel.clone();
+    model.kernel = crate::model::Kernel::from_point(&b.points[i].kernel);
     let rules = b.marks.tracks.iter().map(|t| t.rule).collect();
     Ok(Replay {
         origin,
