@@ -133,7 +133,7 @@ impl Drop for StreamCursor {
         if self.in_packet {
             if let Some(f) = &self.file {
                 let s = self.packet.offset as usize;
-                f.release(s, s + (self.packet.packet_bits / 8) as usize);
+                f.release_all(s, s + (self.packet.packet_bits / 8) as usize);
             }
         }
     }

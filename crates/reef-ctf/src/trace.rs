@@ -330,10 +330,29 @@ impl StreamFile {
     /// touching a packet that does not start on a page boundary maps pages
     /// of the previous, already released packet again.
     pub fn release(&self, start: usize, end: usize) {
+        self.release_pages(start, end, false)
+    }
+
+    /// [`StreamFile::release`], extended forwards too (by the fault-around
+    /// window, to the end of the last page): for a reader that stops, and
+    /// whose faults may have mapped pages past what it read.
+    pub fn release_all(&self, start: usize, end: usize) {
+        self.release_pages(start, end, true)
+    }
+
+    fn release_pages(&self, start: usize, end: usize, forward: bool) {
         const PAGE: usize = 4096;
         const FAULT_AROUND: usize = 64 << 10;
         let start = (start.saturating_sub(FAULT_AROUND) / PAGE) * PAGE;
-        let end = (end.min(self.map.len()) / PAGE) * PAGE;
+        let len = self.map.len();
+        let end = match forward {
+            true => end
+                .saturating_add(FAULT_AROUND)
+                .div_ceil(PAGE)
+                .saturating_mul(PAGE)
+                .min(len),
+            false => (end.min(len) / PAGE) * PAGE,
+        };
         if end > start {
             // SAFETY: MADV_DONTNEED on a read-only file mapping only drops
             // pages, which are re-read from the file on the next access; no

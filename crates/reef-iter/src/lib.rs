@@ -301,6 +301,12 @@ impl Muxer {
         &self.cursors
     }
 
+    /// The stream cursors, to set how they decode (before the first
+    /// [`Muxer::next`]: the workers take them as they are).
+    pub fn cursors_mut(&mut self) -> &mut [StreamCursor] {
+        &mut self.cursors
+    }
+
     /// The current item of cursor `i` (valid after [`Muxer::next`] returned `i`).
     pub fn item(&self, i: usize) -> Item {
         self.items[i].unwrap_or(Item::Event)

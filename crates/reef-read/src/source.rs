@@ -186,6 +186,13 @@ impl Source {
         self.mux.cursors()
     }
 
+    /// The cursors of every stream, to set how they decode (values kept
+    /// or not, [`StreamCursor::values_of`]) before the first
+    /// [`Source::next`].
+    pub fn cursors_mut(&mut self) -> &mut [StreamCursor] {
+        self.mux.cursors_mut()
+    }
+
     /// Has the worker threads (with 2 or more) format each event as they
     /// decode it: [`Msg::text`] then holds the text and the cursor no
     /// field values. Ignored with a filter, which needs the values. Call

@@ -177,6 +177,11 @@ impl Pred {
         })
     }
 
+    /// Whether deciding needs the events' values (an expression).
+    pub fn needs_values(&self) -> bool {
+        !self.exprs.is_empty()
+    }
+
     #[inline]
     pub fn keep(&self, cur: &StreamCursor, seen: Seen) -> bool {
         (self.hide_classes.is_empty() || !self.hide_classes.contains(&seen.class))

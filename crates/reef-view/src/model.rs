@@ -223,6 +223,9 @@ pub struct ClassKeys {
     pub vtid: Vec<bool>,
     /// Per trace: its directory's name (`stream` rows' labels).
     pub trace_names: Vec<String>,
+    /// Per trace and stream class: the event classes whose context and
+    /// payload values the model reads.
+    wanted: Vec<Vec<std::sync::Arc<[bool]>>>,
 }
 
 impl ClassKeys {
@@ -241,9 +244,28 @@ impl ClassKeys {
                     k.names.push(name.clone());
                 }
             }
+            let kernel = matches!(t.meta().env_get("domain"),
+                Some(reef_ctf::model::EnvValue::Str(d)) if d == "kernel");
+            k.wanted.push(
+                t.class
+                    .streams
+                    .iter()
+                    .zip(&bases)
+                    .map(|(sp, &b)| {
+                        (0..sp.events.len())
+                            .map(|e| {
+                                kernel
+                                    && matches!(
+                                        k.kinds[b as usize + e],
+                                        K::Switch | K::Wakeup | K::Fork | K::Statedump | K::Exit
+                                    )
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            );
             k.base.push(bases);
-            k.kernel.push(matches!(t.meta().env_get("domain"),
-                Some(reef_ctf::model::EnvValue::Str(d)) if d == "kernel"));
+            k.kernel.push(kernel);
             k.vtid.push(vtid);
             k.trace_names.push(
                 t.path
@@ -269,17 +291,19 @@ impl ClassKeys {
 
     /// The event classes of stream class `sc` of `trace` (a plan index)
     /// whose context and payload values the model reads.
-    pub fn wanted(&self, trace: usize, sc: usize, classes: usize) -> std::sync::Arc<[bool]> {
-        let base = self.base[trace][sc] as usize;
-        (0..classes)
-            .map(|e| {
-                self.kernel[trace]
-                    && matches!(
-                        self.kinds[base + e],
-                        K::Switch | K::Wakeup | K::Fork | K::Statedump | K::Exit
-                    )
-            })
-            .collect()
+    pub fn wanted(&self, trace: usize, sc: usize) -> std::sync::Arc<[bool]> {
+        self.wanted[trace][sc].clone()
+    }
+
+    /// Sets `cur` (of trace `trace`) to keep only the values the model
+    /// reads.
+    pub fn model_values(&self, trace: usize, cur: &mut StreamCursor) {
+        if !self.vtid[trace] {
+            cur.skip_values(true);
+            if self.kernel[trace] {
+                cur.values_of(Some(self.wanted(trace, cur.stream)));
+            }
+        }
     }
 
     /// Whether reading `trace` for the model needs the events' values.

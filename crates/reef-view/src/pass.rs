@@ -551,10 +551,8 @@ pub fn run(
                 // Values: those of the classes the model reads (kernel),
                 // the common context's (`vtid`), every one (a filter).
                 let skim = filter.is_none() && !keys.vtid[trace];
-                cur.skip_values(skim);
-                if skim && keys.kernel[trace] {
-                    let n = cur.trace.class.streams[cur.stream].events.len();
-                    cur.values_of(Some(keys.wanted(trace, cur.stream, n)));
+                if filter.is_none() {
+                    keys.model_values(trace, &mut cur);
                 }
                 (
                     Mutex::new(StreamState {

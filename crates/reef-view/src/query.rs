@@ -234,6 +234,14 @@ fn decode_window(
     let mut src = view
         .source(origin, cp.t, Some(end))
         .map_err(|e| ApiError::bad(e.to_string()))?;
+    if !pred.needs_values() {
+        // Only what the model reads.
+        let keys = model.x.keys.clone();
+        let trace_of = src.trace_of.clone();
+        for (c, t) in src.cursors_mut().iter_mut().zip(trace_of) {
+            keys.model_values(t, c);
+        }
+    }
     let mut sink = RowSink {
         tracks: &mut tracks,
         k,
