@@ -120,6 +120,8 @@ pub struct StreamCursor {
     /// event classes (indexes into the stream class's events) marked
     /// here (see [`StreamCursor::values_of`]).
     want: Option<Arc<[bool]>>,
+    /// See [`StreamCursor::release_every`].
+    release_chunk: usize,
 }
 
 impl Drop for StreamCursor {
@@ -171,6 +173,7 @@ impl StreamCursor {
             skip_values: false,
             unreleased: None,
             want: None,
+            release_chunk: RELEASE_CHUNK,
         }
     }
 
@@ -189,6 +192,13 @@ impl StreamCursor {
     /// stream class's events (`EventData::event`); `None`: no exception.
     pub fn values_of(&mut self, want: Option<Arc<[bool]>>) {
         self.want = want;
+    }
+
+    /// Releases the pages of read packets once this many bytes of them are
+    /// waiting (default [`RELEASE_CHUNK`]): less memory per stream, more
+    /// releases (each interrupts the process's other threads).
+    pub fn release_every(&mut self, bytes: usize) {
+        self.release_chunk = bytes.max(4096);
     }
 
     /// The file the current packet lies in.
@@ -242,7 +252,7 @@ impl StreamCursor {
             }
         }
         if let Some((pf, s, e)) = &self.unreleased {
-            if e - s >= RELEASE_CHUNK {
+            if e - s >= self.release_chunk {
                 pf.release(*s, *e);
                 self.unreleased = None;
             }

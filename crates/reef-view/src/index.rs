@@ -150,6 +150,9 @@ pub struct Base {
     pub origin: Option<i64>,
     /// The last event's time, ns from the origin.
     pub end: i64,
+    /// The end of the command line's window, ns from the clock's origin
+    /// (inclusive; `i64::MAX`: none): decoding again stops there too.
+    pub window_end: i64,
 }
 
 /// Which events a list or the marks keep: the command line's filter, an
@@ -262,6 +265,7 @@ impl View {
                 points: Vec::new(),
                 origin: None,
                 end: 0,
+                window_end: i64::MAX,
             }),
             filters: Mutex::new(Vec::new()),
             total: progress.total,
@@ -283,6 +287,9 @@ impl View {
                         return;
                     }
                 };
+                if let Ok(mut b) = v.base.write() {
+                    b.window_end = streams.window.1;
+                }
                 match crate::pass::bounds(&streams, v.spacing / crate::pass::PER_CHECKPOINT) {
                     Some(bounds) => {
                         crate::pass::run(&v, streams, bounds, keys, cli_filter, workers)
@@ -330,8 +337,11 @@ impl View {
         read.filter = None;
         read.workers = Some(1);
         read.begin = Some(reef_read::TimeSpec::Ns(origin.saturating_add(t)));
+        let window_end = self.base.read().map(|b| b.window_end).unwrap_or(i64::MAX);
         read.end = match end {
-            Some(e) => Some(reef_read::TimeSpec::Ns(origin.saturating_add(e) - 1)),
+            Some(e) => Some(reef_read::TimeSpec::Ns(
+                (origin.saturating_add(e) - 1).min(window_end),
+            )),
             None => read.end,
         };
         Source::from_traces(self.traces.clone(), self.labels.clone(), &read)

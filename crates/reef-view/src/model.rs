@@ -421,10 +421,6 @@ impl Names {
         (self.ents.len() - 1) as u32
     }
 
-    pub fn bytes_len(&self) -> usize {
-        self.ents.capacity() * 16 + self.bytes.capacity()
-    }
-
     fn get(&self, i: u32) -> (i64, &[u8]) {
         match self.ents.get(i as usize) {
             Some(&(tid, at, len)) => (tid, &self.bytes[at as usize..(at + len) as usize]),
@@ -554,11 +550,24 @@ pub trait Sink {
 
 #[derive(Debug, Clone, Copy)]
 struct Thread {
+    /// The latest wakeup not followed by a switch in: time and cpu row
+    /// (`NO_WAKE`: none). Laid out to fit in 24 bytes: checkpoints keep
+    /// one per thread.
+    wake_t: i64,
+    wake_row: u32,
+    row: u32,
     v: i32,
     in_sys: bool,
-    /// The latest wakeup not followed by a switch in: (cpu row, time).
-    wake: Option<(u32, i64)>,
-    row: u32,
+}
+
+const NO_WAKE: u32 = u32::MAX;
+
+impl Thread {
+    fn take_wake(&mut self) -> Option<(u32, i64)> {
+        let w = (self.wake_row != NO_WAKE).then_some((self.wake_row, self.wake_t));
+        self.wake_row = NO_WAKE;
+        w
+    }
 }
 
 /// The kernel model (per-CPU current thread and interrupt depth, per-thread
@@ -596,15 +605,6 @@ impl Kernel {
             depth: p.depth.iter().copied().collect(),
             threads: p.threads.iter().copied().collect(),
         }
-    }
-}
-
-impl KernelPoint {
-    /// Memory held, in bytes.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.cur)
-            + std::mem::size_of_val(&*self.depth)
-            + std::mem::size_of_val(&*self.threads)
     }
 }
 
@@ -853,7 +853,8 @@ impl Model {
                 self.kernel.threads.entry(tid).or_insert(Thread {
                     v: UNKNOWN,
                     in_sys: false,
-                    wake: None,
+                    wake_t: 0,
+                    wake_row: NO_WAKE,
                     row,
                 })
             }
@@ -893,7 +894,7 @@ impl Model {
                 let mut woken = None;
                 self.set_thread(trace, next, t, sink, |th| {
                     th.v = if th.in_sys { SYSCALL } else { RUNNING };
-                    woken = th.wake.take();
+                    woken = th.take_wake();
                 });
                 if let Some((from_row, from_t)) = woken {
                     sink.arrow(Arrow {
@@ -917,7 +918,7 @@ impl Model {
                     if matches!(th.v, BLOCKED | EXITED | UNKNOWN) {
                         th.v = WAIT_CPU;
                     }
-                    th.wake = Some((cpu_row, t));
+                    (th.wake_row, th.wake_t) = (cpu_row, t);
                 });
             }
             K::SysEntry | K::SysExit => {

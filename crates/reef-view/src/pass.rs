@@ -26,7 +26,7 @@ use crate::index::{push_checkpoint, MarkSink, ModelPoint, Phase, View};
 use crate::model::{ClassKeys, Extract, Names, Rec, R_CPU, R_KEPT};
 
 /// Intervals decoded ahead of the index thread.
-const AHEAD: usize = 6;
+const AHEAD: usize = 4;
 
 /// Intervals per checkpoint, about: the pass's intervals are smaller than
 /// the checkpoints' spacing, so that reading ahead costs little memory.
@@ -554,6 +554,7 @@ pub fn run(
                 if filter.is_none() {
                     keys.model_values(trace, &mut cur);
                 }
+                cur.release_every(256 << 10);
                 (
                     Mutex::new(StreamState {
                         cur,
@@ -585,13 +586,23 @@ pub fn run(
         cv: Condvar::new(),
     };
     std::thread::scope(|sc| {
+        let mut started = 0;
         for _ in 0..workers.max(1) {
             let (sh, k, f) = (&shared, &keys, filter.as_deref());
-            let _ = std::thread::Builder::new()
+            started += std::thread::Builder::new()
                 .name("reef-view-decode".into())
-                .spawn_scoped(sc, move || sh.worker(k, f));
+                .spawn_scoped(sc, move || sh.worker(k, f))
+                .is_ok() as usize;
+        }
+        if started == 0 {
+            if let Ok(mut b) = view.base.write() {
+                b.marks
+                    .finish(Phase::Error("cannot start a decoding thread".into()));
+            }
+            return;
         }
         apply_all(view, &shared, &trace_of, cut);
+        crate::set_mmap_threshold(8 << 20);
         lock(&shared.slots).stop = true;
         shared.cv.notify_all();
     });
@@ -623,11 +634,6 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
             (c, o)
         };
         past_end |= chunks.iter().any(|c| c.past_end);
-        if std::env::var_os("REEF_VIEW_DEBUG").is_some() {
-            let tot: usize = chunks.iter().map(|c| c.recs.len() + c.lite.len()).sum();
-            let cap: usize = chunks.iter().map(|c| c.recs.capacity()).sum();
-            eprintln!("interval {i}/{}: {tot} recs, cap {cap}", sh.intervals());
-        }
         // The first error in merged order: after the last good message of
         // the stream whose last good message comes first.
         let stop = chunks
@@ -800,30 +806,6 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
         }
     }
     let Ok(mut b) = view.base.write() else { return };
-    if std::env::var_os("REEF_VIEW_DEBUG").is_some() {
-        let sl = lock(&sh.slots);
-        let chunks: usize = sl
-            .free
-            .iter()
-            .flatten()
-            .map(|c| c.recs.capacity() * 48 + c.lite.capacity() * 16 + c.names.bytes_len())
-            .sum();
-        let orders: usize = sl.orders.iter().map(|o| o.capacity() * 4).sum();
-        let points: usize = b
-            .points
-            .iter()
-            .map(|p| p.kernel.bytes() + p.values.capacity() * 4)
-            .sum();
-        eprintln!(
-            "chunks {chunks} orders {orders} points {} = {points} tracks {}",
-            b.points.len(),
-            b.marks
-                .tracks
-                .iter()
-                .map(|t| t.buckets.capacity() * 48)
-                .sum::<usize>()
-        );
-    }
     match cut.filter(|_| !past_end) {
         Some(e) => b.marks.finish(Phase::Error(e.to_string())),
         None => b.marks.finish(Phase::Ready),

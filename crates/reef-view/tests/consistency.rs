@@ -21,15 +21,24 @@ fn ready(opts: &ReadOptions, budget: u64) -> Arc<View> {
     }
 }
 
-fn check(path: &str, filter: Option<&str>) {
+fn options(path: &str) -> ReadOptions {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path);
     if !dir.exists() {
         panic!("missing {}", dir.display());
     }
-    let mut opts = ReadOptions::new([dir]);
+    ReadOptions::new([dir])
+}
+
+fn check(path: &str, filter: Option<&str>) {
+    let mut opts = options(path);
     opts.filter = filter.map(str::to_string);
+    check_opts(&opts);
+}
+
+fn check_opts(opts: &ReadOptions) {
+    let opts = opts.clone();
     let wide = ready(&opts, 1 << 30);
     let tight = ready(&opts, 1);
     let end = wide.base.read().unwrap().end;
@@ -100,4 +109,25 @@ fn with_a_filter() {
         "../shared/conformance/kernel-traces/bug446190",
         Some("$evt.$name =* \"sched_*\""),
     );
+}
+
+#[test]
+fn with_a_time_window() {
+    // The middle half of the trace, as --begin/--end give it: the pass
+    // trims each stream as the merged reading trims them all.
+    let path = "../shared/conformance/kernel-traces/bug446190";
+    let whole = ready(&options(path), 1 << 30);
+    let (origin, end) = {
+        let b = whole.base.read().unwrap();
+        (b.origin.expect("events"), b.end)
+    };
+    let mut opts = options(path);
+    opts.begin = Some(reef_read::TimeSpec::Ns(origin + end / 4));
+    opts.end = Some(reef_read::TimeSpec::Ns(origin + end * 3 / 4));
+    let part = ready(&opts, 1 << 30);
+    let b = part.base.read().unwrap();
+    assert_eq!(b.origin.map(|o| o >= origin + end / 4), Some(true));
+    assert!(b.end <= end / 2 && b.marks.events > 0);
+    drop(b);
+    check_opts(&opts);
 }
