@@ -1,12 +1,13 @@
 //! The base index's pass, on every core: the streams are cut into
 //! *intervals* of time chosen before reading (from the packets found when
-//! the traces were opened, about [`View::spacing`] bytes of stream data
-//! each); decoding threads read one stream's part of one interval at a
-//! time into compact [`Rec`]ords (class, CPU or thread, the few fields the
-//! kernel model reads), and the index thread applies each interval's
-//! records in `reef print` order: merged by time (ties as babeltrace2
-//! breaks them) when the model or the rows need it, stream after stream
-//! when every row is a stream. Each interval's start is a checkpoint.
+//! the traces were opened, about a quarter of [`View::spacing`] bytes of
+//! stream data each); decoding threads read one stream's part of one
+//! interval at a time into compact [`Rec`]ords (class, CPU or thread, the
+//! few fields the kernel model reads), and the index thread applies each
+//! interval's records in `reef print` order: merged by time (ties as
+//! babeltrace2 breaks them) when the model or the rows need it, stream
+//! after stream when every row is a stream. A checkpoint is taken at the
+//! start of an interval once [`View::spacing`] bytes lie since the last.
 //!
 //! The result is the one the merged reading would give, message for
 //! message: the same records applied in the same order (the decoded
@@ -32,10 +33,10 @@ const AHEAD: usize = 4;
 /// the checkpoints' spacing, so that reading ahead costs little memory.
 pub const PER_CHECKPOINT: u64 = 4;
 
-/// Interval bounds: `T_1 < … < T_m` (ns from the clock's origin), cutting
-/// the packets, ordered by end time, every `spacing` bytes, each with the
-/// bytes of the packets before it. `None` when a packet's end time or a
-/// stream's clock is unknown.
+/// Interval bounds: `T_1 < … < T_m` (ns from the clock's origin), about
+/// `spacing` bytes of stream data apart, each with the bytes before it
+/// (estimated: see below). `None` when a packet's end time or a stream's
+/// clock is unknown.
 pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<(i64, u64)>> {
     // Each packet's bytes taken as spread evenly from the previous
     // packet's end to its own, in pieces of at most `spacing / 2`: bounds
@@ -100,7 +101,7 @@ struct Lite {
 }
 
 impl Chunk {
-    /// Times of the records, in order.
+    /// The time of its first record.
     fn first_ns(&self) -> Option<i64> {
         self.recs
             .first()
