@@ -825,60 +825,40 @@ fn decode_one<const KEEP: bool>(
         }
     };
     let ep = &sp.events[idx];
-    if !KEEP && want.is_some_and(|w| w.get(idx).copied().unwrap_or(false)) {
-        // A class whose fields are wanted although the cursor skips values.
+    // Whether this class's context and payload values are kept: with
+    // `KEEP` unless `want` leaves it out, without only if `want` marks it.
+    let marked = |dflt: bool| want.map_or(dflt, |w| w.get(idx).copied().unwrap_or(dflt));
+    let keep_body = if KEEP {
+        marked(true)
+    } else {
+        want.is_some() && marked(false)
+    };
+    if keep_body && !KEEP {
         values.clear();
         bounds[0] = 0;
         bounds[1] = 0;
-        exec::<true>(&ep.context, cur, st, values).map_err(decode_err)?;
-        bounds[2] = values.len();
-        exec::<true>(&ep.payload, cur, st, values).map_err(decode_err)?;
-        bounds[3] = values.len();
-        if cur.pos == start {
-            return Err(Error::Stream {
-                path: file.path.clone(),
-                offset: start / 8,
-                msg: "event occupies no bits: the packet would never end".into(),
-            });
-        }
-        return Ok(idx);
     }
-    if KEEP && want.is_some_and(|w| !w.get(idx).copied().unwrap_or(true)) {
-        let skimmed = id
-            .and_then(|id| sp.skim_dense.get(id as usize))
-            .is_some_and(|q| q.cross(cur))
-            || ep.skim.as_ref().is_some_and(|s| s.cross(cur));
-        if !skimmed {
-            let at = values.len();
-            exec::<false>(&ep.context, cur, st, values).map_err(decode_err)?;
-            exec::<false>(&ep.payload, cur, st, values).map_err(decode_err)?;
-            values.truncate(at);
-        }
-        bounds[2] = values.len();
-        bounds[3] = values.len();
-        if cur.pos == start {
-            return Err(Error::Stream {
-                path: file.path.clone(),
-                offset: start / 8,
-                msg: "event occupies no bits: the packet would never end".into(),
-            });
-        }
-        return Ok(idx);
-    }
-    let skimmed = !KEEP
+    let skimmed = !keep_body
         && (id
             .and_then(|id| sp.skim_dense.get(id as usize))
             .is_some_and(|q| q.cross(cur))
             || ep.skim.as_ref().is_some_and(|s| s.cross(cur)));
     if !skimmed {
-        exec::<KEEP>(&ep.context, cur, st, values).map_err(decode_err)?;
-        if KEEP {
+        if keep_body {
+            exec::<true>(&ep.context, cur, st, values).map_err(decode_err)?;
             bounds[2] = values.len();
-        }
-        exec::<KEEP>(&ep.payload, cur, st, values).map_err(decode_err)?;
-        if KEEP {
+            exec::<true>(&ep.payload, cur, st, values).map_err(decode_err)?;
             bounds[3] = values.len();
+        } else {
+            let at = values.len();
+            exec::<false>(&ep.context, cur, st, values).map_err(decode_err)?;
+            exec::<false>(&ep.payload, cur, st, values).map_err(decode_err)?;
+            values.truncate(at);
         }
+    }
+    if KEEP && !keep_body {
+        bounds[2] = values.len();
+        bounds[3] = values.len();
     }
     if cur.pos == start {
         return Err(Error::Stream {

@@ -472,6 +472,28 @@ impl ClockConv {
         i64::try_from(self.base + v as i128).ok()
     }
 
+    /// The last cycles in `lo..=hi` whose time is before `ns`, if `lo`'s
+    /// is (the conversion never decreases: a binary search).
+    pub fn last_before(&self, ns: i64, lo: u64, hi: u64) -> Option<u64> {
+        let ok = |c: u64| self.ns(c).is_some_and(|t| t < ns);
+        if !ok(lo) {
+            return None;
+        }
+        if ok(hi) {
+            return Some(hi);
+        }
+        let (mut a, mut z) = (lo, hi);
+        while z - a > 1 {
+            let m = a + (z - a) / 2;
+            if ok(m) {
+                a = m
+            } else {
+                z = m
+            }
+        }
+        Some(a)
+    }
+
     /// The cycles whose time [`ClockConv::ns`] gives (no overflow), as
     /// `(first, last)`: one range, since the conversion never decreases.
     /// `None` if no cycle value has a time, or if the range lies strictly

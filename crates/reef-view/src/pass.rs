@@ -299,28 +299,9 @@ impl Shared {
         // defined range and before `hi`, read in one loop (no window,
         // no values).
         let fast = match st.conv {
-            Some(cv) if st.skim && b == i64::MIN && e == i64::MAX => {
-                cv.defined_range().and_then(|(lo, top)| {
-                    // The last cycles whose time is before `hi`.
-                    let ok = |c: u64| cv.ns(c).is_some_and(|ns| ns < hi);
-                    if !ok(lo) {
-                        return None;
-                    }
-                    let (mut a, mut z) = (lo, top);
-                    if ok(z) {
-                        return Some((cv, lo, z));
-                    }
-                    while z - a > 1 {
-                        let m = a + (z - a) / 2;
-                        if ok(m) {
-                            a = m
-                        } else {
-                            z = m
-                        }
-                    }
-                    Some((cv, lo, a))
-                })
-            }
+            Some(cv) if st.skim && b == i64::MIN && e == i64::MAX => cv
+                .defined_range()
+                .and_then(|(lo, top)| Some((cv, lo, cv.last_before(hi, lo, top)?))),
             _ => None,
         };
         loop {
