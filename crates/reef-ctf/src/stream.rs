@@ -662,32 +662,33 @@ impl StreamCursor {
     /// [`StreamCursor::skim_run`] for readers that need each event's
     /// class: calls `f(class, cycles)` (class: index into the stream
     /// class's events) for each event of the current packet decoded while
-    /// its time is at least `*last` and at most `hi` and its class is not
-    /// one whose values are wanted ([`StreamCursor::values_of`]), and
-    /// leaves `*last` at the last one's time. Stops at the end of the
-    /// packet or before an event that does not meet these conditions (left
-    /// for `next_skimmed`). The cursor must be set to
-    /// [`StreamCursor::skip_values`].
+    /// its time is at least `*last` and at most `hi`, and leaves `*last`
+    /// at the last one's time. An event whose class's values are wanted
+    /// ([`StreamCursor::values_of`]) is not passed to `f`: the cursor
+    /// stops *at* it, decoded (its values, class and time in
+    /// [`StreamCursor::event`], as [`StreamCursor::next_skimmed`] would
+    /// have returned it), and `Ok(true)` says so. Otherwise stops at the
+    /// end of the packet or before an event that does not meet these
+    /// conditions (left for `next_skimmed`) with `Ok(false)`. The cursor
+    /// must be set to [`StreamCursor::skip_values`].
     pub fn skim_each(
         &mut self,
         last: &mut u64,
         hi: u64,
         mut f: impl FnMut(usize, u64),
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
-            return Ok(());
+            return Ok(false);
         }
-        let want = self.want.clone();
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
-            return Ok(());
+            return Ok(false);
         }
-        // Every event is decoded without values; one whose values are
-        // wanted is left (decoded again) to `next_skimmed`.
-        p.want = None;
-        let mut result = Ok(());
+        let want = p.want;
+        let mut result = Ok(false);
         while p.cur.pos < p.cur.end {
             let (start, clock) = (p.cur.pos, p.st.clock);
+            // Decoded once: the values of wanted classes are kept.
             let idx = match p.decode::<false>() {
                 Ok(i) => i,
                 Err(e) => {
@@ -696,12 +697,20 @@ impl StreamCursor {
                 }
             };
             let cy = p.st.clock;
-            if cy < *last || cy > hi || want.as_ref().is_some_and(|w| w.get(idx) == Some(&true)) {
+            if cy < *last || cy > hi {
+                // Decoded again by `next_skimmed`, from the same state.
                 p.cur.pos = start;
                 p.st.clock = clock;
                 break;
             }
             *last = cy;
+            if want.is_some_and(|w| w.get(idx) == Some(&true)) {
+                p.event.offset = start / 8;
+                p.event.event = idx;
+                p.event.ts = Some(cy);
+                result = Ok(true);
+                break;
+            }
             f(idx, cy);
         }
         self.pos = p.cur.pos;

@@ -308,6 +308,8 @@ impl Shared {
             if st.done {
                 return;
             }
+            // Whether the short way stopped at an event it decoded.
+            let mut at_event = false;
             if let (Some((cv, lo, top)), None) = (fast, st.pending) {
                 let mut last = st.last_cy.max(lo);
                 let base = x.keys.key_base(st.trace, st.cur.stream);
@@ -351,16 +353,21 @@ impl Shared {
                     out.kept += added;
                     out.last_kept = Some((last_ns, Some(last)));
                 }
-                if let Err(err) = run {
-                    st.done = true;
-                    out.error = Some(err.into());
-                    return;
+                match run {
+                    Ok(stopped) => at_event = stopped,
+                    Err(err) => {
+                        st.done = true;
+                        out.error = Some(err.into());
+                        return;
+                    }
                 }
             }
             let (item, ns) = match st.pending.take() {
                 Some(p) => p,
                 None => {
-                    let next = if st.skim {
+                    let next = if at_event {
+                        Ok(Some(Item::Event))
+                    } else if st.skim {
                         st.cur.next_skimmed()
                     } else {
                         st.cur.next()
