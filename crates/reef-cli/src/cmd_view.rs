@@ -40,7 +40,12 @@ pub struct ViewArgs {
 pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     let budget = a.index_memory.map(|m| (m * 1048576.0).max(0.0) as u64);
     reef_view::tune_allocator();
-    let view = View::open(a.read.options(), budget, a.decode_marks)?;
+    let sizes = reef_view::index::Sizes {
+        budget,
+        decode_marks: a.decode_marks,
+        spacing: None,
+    };
+    let view = View::open(a.read.options(), sizes)?;
     let addr = SocketAddr::new(a.bind, a.port);
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;

@@ -48,7 +48,7 @@ pub use access::{Field, FieldVal, Scopes};
 pub use decode::{DecodeError, DecodeErrorKind, Value};
 pub use metadata::{metadata_text, parse_metadata, MetadataError};
 pub use model::*;
-pub use stream::{EventData, Item, PacketInfo, StreamCursor};
+pub use stream::{EventData, Item, PacketInfo, Place, StreamCursor};
 pub use trace::{Trace, TraceClass};
 
 /// Everything that can go wrong reading a trace.

@@ -81,6 +81,28 @@ impl EventData {
     }
 }
 
+/// Where a [`StreamCursor`] stands between two items, to come back to
+/// later without reading what lies before ([`StreamCursor::place`],
+/// [`StreamCursor::go_to`]): a viewer decoding a window again from a
+/// checkpoint starts each stream where the checkpoint left it rather than
+/// at the start of the packet around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// No packet read yet.
+    Unread,
+    /// Inside the packet at byte `packet` of file `file` (index into the
+    /// stream's files), before the event at bit `pos` of the file (or at
+    /// the packet's end), the clock at `clock` cycles.
+    At {
+        file: u32,
+        packet: u64,
+        pos: u64,
+        clock: u64,
+    },
+    /// Every item was read.
+    Ended,
+}
+
 /// Reads the packets and events of one [`crate::trace::StreamSource`].
 pub struct StreamCursor {
     pub trace: Arc<Trace>,
@@ -431,6 +453,73 @@ impl StreamCursor {
         self.file = Some(files[fi].clone());
         self.next_packet = off;
         Ok(())
+    }
+
+    /// Where the cursor stands, for [`StreamCursor::go_to`]. Notices
+    /// waiting to be returned are not part of a place.
+    pub fn place(&self) -> Place {
+        if self.done {
+            Place::Ended
+        } else if self.in_packet {
+            Place::At {
+                file: self.file_idx as u32,
+                packet: self.packet.offset,
+                pos: self.pos,
+                clock: self.st.clock,
+            }
+        } else if self.packets_read == 0 {
+            Place::Unread
+        } else {
+            // Between packets: `next` opens the next one in the same call,
+            // so only a cursor that failed stops here.
+            Place::Ended
+        }
+    }
+
+    /// Moves a cursor that has read nothing yet (or was only sought) to
+    /// `place`, taken by [`StreamCursor::place`] on a cursor of the same
+    /// stream: the packet there is read again (header and context), the
+    /// next item is the event at the place. No notice of discarded events
+    /// or packets comes before it.
+    pub fn go_to(&mut self, place: &Place) -> Result<(), Error> {
+        match *place {
+            Place::Unread => Ok(()),
+            Place::Ended => {
+                self.done = true;
+                Ok(())
+            }
+            Place::At {
+                file,
+                packet,
+                pos,
+                clock,
+            } => {
+                let f = self.trace.sources[self.source]
+                    .files
+                    .get(file as usize)
+                    .cloned()
+                    .ok_or_else(|| self.err_at(packet, format!("no stream file {file}")))?;
+                self.file_idx = file as usize;
+                self.file = Some(f);
+                self.next_packet = packet;
+                self.prev_packet = None;
+                self.in_packet = false;
+                self.done = false;
+                if !self.open_next_packet()? {
+                    return Err(self.err_at(packet, "no packet at this offset".into()));
+                }
+                let end = self.packet.offset * 8 + self.packet.content_bits;
+                if pos < self.pos || pos > end {
+                    return Err(
+                        self.err_at(packet, format!("bit {pos} is outside the packet's events"))
+                    );
+                }
+                self.pending.clear();
+                self.pos = pos;
+                self.st.clock = clock;
+                Ok(())
+            }
+        }
     }
 
     /// Time of the beginning of this stream's first packet, in cycles.

@@ -237,6 +237,21 @@ impl Source {
         Ok(())
     }
 
+    /// Before the first [`Source::next`]: moves stream `i` to `places[i]`
+    /// (see [`StreamCursor::go_to`]; streams past the list's end stay
+    /// where the window's beginning puts them). For readers that come back
+    /// to a time they read before (a viewer's checkpoints): the streams'
+    /// places then must hold no message of the window before the others'.
+    pub fn go_to(&mut self, places: &[reef_ctf::Place]) -> Result<(), Error> {
+        if self.window.is_none() {
+            self.start()?;
+        }
+        for (c, p) in self.mux.cursors_mut().iter_mut().zip(places) {
+            c.go_to(p)?;
+        }
+        Ok(())
+    }
+
     /// The next message in time order, or `None` at the end. A capture cut
     /// inside a record is an error once everything before the cut has
     /// been returned.

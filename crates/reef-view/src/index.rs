@@ -136,6 +136,10 @@ impl Sink for MarkSink<'_> {
 pub struct ModelPoint {
     pub kernel: KernelPoint,
     pub values: Vec<i32>,
+    /// Where each stream stood (the index pass's streams), so that decoding
+    /// again starts there; empty: unknown (the streams are sought to the
+    /// checkpoint's time, from the start of the packets around it).
+    pub places: Vec<reef_ctf::Place>,
 }
 
 /// The base index: rows, classes, the model, states and the marks of
@@ -226,18 +230,41 @@ pub struct View {
 /// The default of [`View::decode_marks`].
 pub const DECODE_MARKS: u64 = 100_000;
 
+/// How [`View::open`] sizes the index.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    /// Memory for the buckets, in bytes (default: 1.25 % of the traces,
+    /// from 4 to 32 MiB).
+    pub budget: Option<u64>,
+    /// See [`View::decode_marks`].
+    pub decode_marks: u64,
+    /// See [`View::spacing`] (default: 1/512 of the traces, at least
+    /// 2 MiB).
+    pub spacing: Option<u64>,
+}
+
+impl Default for Sizes {
+    fn default() -> Sizes {
+        Sizes {
+            budget: None,
+            decode_marks: DECODE_MARKS,
+            spacing: None,
+        }
+    }
+}
+
 /// Size of a stored bucket (for the budget).
 pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
 
 impl View {
     /// Opens the traces and starts building the base index on a thread of
-    /// its own. `budget_bytes`: memory for the buckets (default: 1.25 % of
-    /// the traces, from 4 to 32 MiB).
-    pub fn open(
-        opts: ReadOptions,
-        budget_bytes: Option<u64>,
-        decode_marks: u64,
-    ) -> Result<Arc<View>, reef_read::Error> {
+    /// its own, sized by `sizes`.
+    pub fn open(opts: ReadOptions, sizes: Sizes) -> Result<Arc<View>, reef_read::Error> {
+        let Sizes {
+            budget: budget_bytes,
+            decode_marks,
+            spacing,
+        } = sizes;
         let (traces, labels) = reef_read::open_traces(&opts.paths)?;
         let mut read = opts.clone();
         read.filter = None;
@@ -270,7 +297,9 @@ impl View {
             filters: Mutex::new(Vec::new()),
             total: progress.total,
             budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
-            spacing: (progress.total / 512).max(2 << 20),
+            spacing: spacing
+                .unwrap_or((progress.total / 512).max(2 << 20))
+                .max(1),
             decode_marks,
         });
         let v = view.clone();
@@ -432,6 +461,7 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
                     b.points.push(ModelPoint {
                         kernel: b.model.kernel.point(),
                         values: b.model.values(),
+                        places: Vec::new(),
                     });
                 }
                 prev_t = t;

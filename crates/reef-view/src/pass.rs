@@ -18,7 +18,7 @@
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use reef_ctf::{Item, StreamCursor};
+use reef_ctf::{Item, Place, StreamCursor};
 use reef_filter::EventFilter;
 use reef_iter::ClockConv;
 use reef_read::Streams;
@@ -128,6 +128,9 @@ struct Chunk {
     past_end: bool,
     /// The stream ended in this interval.
     ended: bool,
+    /// Where the stream stands at the interval's end: before its first
+    /// message of a later interval (what a checkpoint there keeps).
+    end: Option<Place>,
 }
 
 impl Chunk {
@@ -141,6 +144,7 @@ impl Chunk {
         self.error = None;
         self.past_end = false;
         self.ended = false;
+        self.end = None;
     }
 }
 
@@ -152,6 +156,9 @@ struct StreamState {
     /// A message read but not applied yet (it belongs to a later
     /// interval): its item and time.
     pending: Option<(Item, Option<i64>)>,
+    /// Where the cursor stood before its last message (the pending one,
+    /// when there is one) was read.
+    before: Place,
     /// Time of the last message, and its cycles.
     last: i64,
     last_cy: u64,
@@ -246,6 +253,11 @@ impl Shared {
                     filter.as_ref(),
                     &mut chunk,
                 );
+                chunk.end = Some(match (st.done, st.pending) {
+                    (true, _) => Place::Ended,
+                    (false, Some(_)) => st.before,
+                    (false, None) => st.cur.place(),
+                });
                 if st.done && !st.released {
                     st.released = true;
                     chunk.ended = true;
@@ -365,6 +377,9 @@ impl Shared {
             let (item, ns) = match st.pending.take() {
                 Some(p) => p,
                 None => {
+                    if !at_event {
+                        st.before = st.cur.place();
+                    }
                     let next = if at_event {
                         Ok(Some(Item::Event))
                     } else if st.skim {
@@ -551,6 +566,7 @@ pub fn run(
                         conv,
                         skim,
                         pending: None,
+                        before: Place::Unread,
                         last: i64::MIN,
                         last_cy: 0,
                         done: false,
@@ -604,6 +620,8 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
     let mut past_end = false;
     // Bytes before the last checkpoint.
     let mut cp_bytes = 0u64;
+    // Where each stream stands at the current interval's start.
+    let mut places = vec![Place::Unread; n];
     for i in 0..sh.intervals() {
         let (mut chunks, order): (Vec<Chunk>, Vec<u32>) = {
             let mut sl = lock(&sh.slots);
@@ -647,6 +665,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                     b.points.push(ModelPoint {
                         kernel: b.model.kernel.point(),
                         values: b.model.values(),
+                        places: places.clone(),
                     });
                 }
             }
@@ -663,7 +682,13 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 b.points.push(ModelPoint {
                     kernel: b.model.kernel.point(),
                     values: b.model.values(),
+                    places: places.clone(),
                 });
+            }
+        }
+        for (p, c) in places.iter_mut().zip(&chunks) {
+            if let Some(e) = c.end {
+                *p = e;
             }
         }
         if let Some(origin) = b.origin {

@@ -171,6 +171,7 @@ struct Replay {
     model: Model,
     values: Vec<i32>,
     rules: Vec<OnRule>,
+    places: Vec<reef_ctf::Place>,
 }
 
 fn replay_from(view: &View, from: i64) -> R<Replay> {
@@ -195,6 +196,7 @@ fn replay_from(view: &View, from: i64) -> R<Replay> {
         origin,
         cp,
         values: b.points[i].values.clone(),
+        places: b.points[i].places.clone(),
         model,
         rules,
     })
@@ -219,6 +221,7 @@ fn decode_window(
         mut model,
         values,
         rules,
+        places,
     } = replay_from(view, start)?;
     let nrows = model.rows.rows.len();
     let mut tracks: Vec<Option<Track>> = vec![None; nrows];
@@ -233,6 +236,9 @@ fn decode_window(
     }
     let mut src = view
         .source(origin, cp.t, Some(end))
+        .map_err(|e| ApiError::bad(e.to_string()))?;
+    // Each stream from where the checkpoint left it.
+    src.go_to(&places)
         .map_err(|e| ApiError::bad(e.to_string()))?;
     if !pred.needs_values() {
         // Only what the model reads.

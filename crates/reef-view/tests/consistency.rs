@@ -8,11 +8,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reef_read::ReadOptions;
-use reef_view::index::{Phase, View};
+use reef_view::index::{Phase, Sizes, View};
 use reef_view::query::{self, Window};
 
 fn ready(opts: &ReadOptions, budget: u64) -> Arc<View> {
-    let v = View::open(opts.clone(), Some(budget), reef_view::index::DECODE_MARKS).expect("open");
+    let sizes = Sizes {
+        budget: Some(budget),
+        // The tight index's checkpoints a few packets apart: decoding
+        // again starts inside packets.
+        spacing: (budget < 1 << 20).then_some(16 << 10),
+        ..Sizes::default()
+    };
+    let v = View::open(opts.clone(), sizes).expect("open");
     loop {
         if v.base.read().unwrap().marks.phase != Phase::Building {
             return v;
@@ -43,6 +50,24 @@ fn check_opts(opts: &ReadOptions) {
     let tight = ready(&opts, 1);
     let end = wide.base.read().unwrap().end;
     assert_eq!(end, tight.base.read().unwrap().end);
+    {
+        // The pass keeps where each stream stood at its checkpoints.
+        let b = tight.base.read().unwrap();
+        let inside = b
+            .points
+            .iter()
+            .filter(|p| {
+                p.places
+                    .iter()
+                    .any(|pl| matches!(pl, reef_ctf::Place::At { .. }))
+            })
+            .count();
+        assert!(
+            inside >= 5,
+            "{inside} of {} checkpoints inside packets",
+            b.points.len()
+        );
+    }
     let (k_wide, k_tight) = (
         wide.base.read().unwrap().marks.k,
         tight.base.read().unwrap().marks.k,
