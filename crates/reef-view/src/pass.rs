@@ -93,11 +93,80 @@ pub fn bounds(streams: &Streams, spacing: u64) -> Option<Vec<(i64, u64)>> {
 
 /// An event of a trace whose rows are its streams: time, class key and
 /// flags ([`Rec`]'s).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Lite {
     ns: i64,
     ckey: u32,
     flags: u32,
+}
+
+/// Records of one stream's part of an interval, in blocks of [`BLOCK`]
+/// taken from a pool the decoding threads share: a part grows without
+/// ever reallocating (a large vector growing and shrinking is remapped
+/// each time, and every remap stops the other threads), and the blocks one
+/// stream's burst took serve the others afterwards. The memory is that of
+/// the records in flight.
+struct Blocks<T> {
+    blocks: Vec<Box<[T]>>,
+    len: usize,
+}
+
+const BLOCK_BITS: u32 = 9;
+const BLOCK: usize = 1 << BLOCK_BITS;
+
+type Pool<T> = Mutex<Vec<Box<[T]>>>;
+
+impl<T> Default for Blocks<T> {
+    fn default() -> Blocks<T> {
+        Blocks {
+            blocks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy + Default> Blocks<T> {
+    #[inline]
+    fn push(&mut self, v: T, pool: &Pool<T>) {
+        let b = self.len >> BLOCK_BITS;
+        if b == self.blocks.len() {
+            self.grow(pool);
+        }
+        self.blocks[b][self.len & (BLOCK - 1)] = v;
+        self.len += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self, pool: &Pool<T>) {
+        let block = lock(pool)
+            .pop()
+            .unwrap_or_else(|| vec![T::default(); BLOCK].into_boxed_slice());
+        self.blocks.push(block);
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self.blocks[i >> BLOCK_BITS][i & (BLOCK - 1)])
+    }
+
+    fn first(&self) -> Option<&T> {
+        self.get(0)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, b)| &b[..self.len.saturating_sub(k * BLOCK).min(BLOCK)])
+    }
+
+    /// Empties it, its blocks back to `pool`.
+    fn release(&mut self, pool: &Pool<T>) {
+        self.len = 0;
+        if !self.blocks.is_empty() {
+            lock(pool).append(&mut self.blocks);
+        }
+    }
 }
 
 impl Chunk {
@@ -113,9 +182,9 @@ impl Chunk {
 /// One stream's part of one interval.
 #[derive(Default)]
 struct Chunk {
-    recs: Vec<Rec>,
+    recs: Blocks<Rec>,
     /// Instead of `recs` when every row is a stream: what a mark needs.
-    lite: Vec<Lite>,
+    lite: Blocks<Lite>,
     names: Names,
     /// Events the list keeps, and the last of them: (ns, cycles).
     kept: u64,
@@ -135,8 +204,8 @@ struct Chunk {
 
 impl Chunk {
     fn clear(&mut self) {
-        self.recs.clear();
-        self.lite.clear();
+        self.recs.len = 0;
+        self.lite.len = 0;
         self.names.clear();
         self.kept = 0;
         self.last_kept = None;
@@ -146,6 +215,41 @@ impl Chunk {
         self.ended = false;
         self.end = None;
     }
+}
+
+/// The short way's cycle bounds of the last (clock, interval end) asked:
+/// the streams of a group mostly share both.
+#[derive(Default)]
+struct Tops {
+    /// The clock, the interval's end, and the range's start and last.
+    last: Option<(ClockConv, i64, CycleRange)>,
+}
+
+type CycleRange = Option<(u64, u64)>;
+
+impl Tops {
+    /// The clock's defined range's start and its last cycles before `hi`.
+    #[inline]
+    fn get(&mut self, cv: ClockConv, hi: i64) -> Option<(ClockConv, u64, u64)> {
+        let found = match self.last {
+            Some((c, h, r)) if h == hi && c == cv => r,
+            _ => {
+                let r = cv
+                    .defined_range()
+                    .and_then(|(lo, top)| Some((lo, cv.last_before(hi, lo, top)?)));
+                self.last = Some((cv, hi, r));
+                r
+            }
+        };
+        found.map(|(lo, top)| (cv, lo, top))
+    }
+}
+
+/// What a decoding thread keeps from unit to unit.
+struct Local {
+    x: Extract,
+    filter: Option<EventFilter>,
+    tops: Tops,
 }
 
 struct StreamState {
@@ -197,8 +301,14 @@ struct Shared {
     /// Every row is a stream: records ([`Lite`]) are applied stream after
     /// stream.
     direct: bool,
+    /// Streams a worker reads in one go (a unit of work: the streams of
+    /// one group in one interval), so that many small streams do not cost
+    /// a lock and a wait each per interval.
+    group: usize,
     window: (i64, i64),
     streams: Vec<(Mutex<StreamState>, Condvar)>,
+    recs: Pool<Rec>,
+    lites: Pool<Lite>,
     slots: Mutex<Slots>,
     cv: Condvar,
 }
@@ -218,41 +328,44 @@ impl Shared {
     }
 
     fn worker(&self, keys: &Arc<ClassKeys>, filter: Option<&str>) {
-        let mut x = Extract::new(keys.clone());
-        let filter = filter.and_then(|f| EventFilter::new(f).ok());
+        let mut local = Local {
+            x: Extract::new(keys.clone()),
+            filter: filter.and_then(|f| EventFilter::new(f).ok()),
+            tops: Tops::default(),
+        };
         let n = self.streams.len();
+        let (gs, groups) = (self.group, n.div_ceil(self.group));
+        let mut done: Vec<(usize, Chunk)> = Vec::with_capacity(gs);
         loop {
-            let (i, s, mut chunk) = {
+            let i = {
                 let mut sl = lock(&self.slots);
                 loop {
-                    if sl.stop || sl.next_unit >= self.intervals() * n {
+                    if sl.stop || sl.next_unit >= self.intervals() * groups {
                         return;
                     }
-                    let i = sl.next_unit / n;
+                    let i = sl.next_unit / groups;
                     if i < sl.taken + AHEAD {
                         let u = sl.next_unit;
                         sl.next_unit += 1;
-                        let c = sl.free[u % n].pop().unwrap_or_default();
-                        break (i, u % n, c);
+                        let g = u % groups;
+                        for s in g * gs..((g + 1) * gs).min(n) {
+                            let c = sl.free[s].pop().unwrap_or_default();
+                            done.push((s, c));
+                        }
+                        break i;
                     }
                     sl = self.cv.wait(sl).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            chunk.clear();
-            {
+            for (s, chunk) in &mut done {
+                let s = *s;
+                chunk.clear();
                 let (m, cv) = &self.streams[s];
                 let mut st = lock(m);
                 while st.next != i {
                     st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
-                self.read(
-                    &mut st,
-                    s,
-                    self.end_of(i),
-                    &mut x,
-                    filter.as_ref(),
-                    &mut chunk,
-                );
+                self.read(&mut st, s, self.end_of(i), &mut local, chunk);
                 chunk.end = Some(match (st.done, st.pending) {
                     (true, _) => Place::Ended,
                     (false, Some(_)) => st.before,
@@ -271,8 +384,10 @@ impl Shared {
             }
             let mut sl = lock(&self.slots);
             let slot = i % AHEAD;
-            sl.ready[slot][s] = Some(chunk);
-            sl.filled[slot] += 1;
+            sl.filled[slot] += done.len();
+            for (s, chunk) in done.drain(..) {
+                sl.ready[slot][s] = Some(chunk);
+            }
             if sl.filled[slot] == n {
                 if !self.direct {
                     // The last part of the interval: merge it here, while
@@ -297,23 +412,15 @@ impl Shared {
     }
 
     /// Reads stream `s`'s messages before `hi` into `out`.
-    fn read(
-        &self,
-        st: &mut StreamState,
-        s: usize,
-        hi: i64,
-        x: &mut Extract,
-        filter: Option<&EventFilter>,
-        out: &mut Chunk,
-    ) {
+    fn read(&self, st: &mut StreamState, s: usize, hi: i64, local: &mut Local, out: &mut Chunk) {
+        let Local { x, filter, tops } = local;
+        let filter = filter.as_ref();
         let (b, e) = self.window;
         // The short way: events of a packet in order, inside the clock's
         // defined range and before `hi`, read in one loop (no window,
         // no values).
         let fast = match st.conv {
-            Some(cv) if st.skim && b == i64::MIN && e == i64::MAX => cv
-                .defined_range()
-                .and_then(|(lo, top)| Some((cv, lo, cv.last_before(hi, lo, top)?))),
+            Some(cv) if st.skim && b == i64::MIN && e == i64::MAX => tops.get(cv, hi),
             _ => None,
         };
         loop {
@@ -326,6 +433,7 @@ impl Shared {
                 let mut last = st.last_cy.max(lo);
                 let base = x.keys.key_base(st.trace, st.cur.stream);
                 let (direct, recs, lite) = (self.direct, &mut out.recs, &mut out.lite);
+                let (rp, lp) = (&self.recs, &self.lites);
                 // A kernel event's CPU: its packet's.
                 let (key, flags) = match x.keys.kernel[st.trace] {
                     true => match x.cpu(s, &st.cur) {
@@ -340,20 +448,26 @@ impl Shared {
                     let ns = cv.ns(cy).unwrap_or(i64::MAX);
                     let ckey = base + idx as u32;
                     if direct {
-                        lite.push(Lite {
-                            ns,
-                            ckey,
-                            flags: R_KEPT as u32,
-                        });
+                        lite.push(
+                            Lite {
+                                ns,
+                                ckey,
+                                flags: R_KEPT as u32,
+                            },
+                            lp,
+                        );
                     } else {
-                        recs.push(Rec {
-                            ns,
-                            key,
-                            ckey,
-                            nm: u32::MAX,
-                            flags,
-                            ..Rec::default()
-                        });
+                        recs.push(
+                            Rec {
+                                ns,
+                                key,
+                                ckey,
+                                nm: u32::MAX,
+                                flags,
+                                ..Rec::default()
+                            },
+                            rp,
+                        );
                     }
                     added += 1;
                     last_ns = ns;
@@ -452,13 +566,16 @@ impl Shared {
                 out.last_kept = Some((ns, st.cur.event.ts));
             }
             if self.direct {
-                out.lite.push(Lite {
-                    ns,
-                    ckey: r.ckey,
-                    flags: r.flags as u32,
-                });
+                out.lite.push(
+                    Lite {
+                        ns,
+                        ckey: r.ckey,
+                        flags: r.flags as u32,
+                    },
+                    &self.lites,
+                );
             } else {
-                out.recs.push(r);
+                out.recs.push(r, &self.recs);
             }
         }
     }
@@ -545,6 +662,8 @@ pub fn run(
         spacing: view.spacing,
         rank,
         direct,
+        // About four units per worker and interval.
+        group: (n / (4 * workers.max(1))).max(1),
         window,
         streams: cursors
             .into_iter()
@@ -577,6 +696,8 @@ pub fn run(
                 )
             })
             .collect(),
+        recs: Mutex::new(Vec::new()),
+        lites: Mutex::new(Vec::new()),
         slots: Mutex::new(Slots {
             next_unit: 0,
             taken: 0,
@@ -718,12 +839,11 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
             let within = |s: usize, r: &Rec| limit.is_none_or(|l| (r.ns, rank[s]) <= l);
             if direct {
                 for (s, c) in chunks.iter().enumerate() {
-                    let n = c
+                    let mut rest = c
                         .lite
                         .iter()
-                        .take_while(|l| limit.is_none_or(|m| (l.ns, rank[s]) <= m))
-                        .count();
-                    let Some((first, rest)) = c.lite[..n].split_first() else {
+                        .take_while(|l| limit.is_none_or(|m| (l.ns, rank[s]) <= m));
+                    let Some(first) = rest.next() else {
                         continue;
                     };
                     // The first through the model (it makes the row and
@@ -762,7 +882,9 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 for &s in &order {
                     let s = s as usize;
                     let c = &chunks[s];
-                    let r = &c.recs[pos[s]];
+                    let Some(r) = c.recs.get(pos[s]) else {
+                        continue;
+                    };
                     pos[s] += 1;
                     if within(s, r) {
                         apply(b, s, r, &c.names);
@@ -792,21 +914,14 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
         drop(g);
         let mut sl = lock(&sh.slots);
         for (s, mut c) in chunks.into_iter().enumerate() {
+            c.recs.release(&sh.recs);
+            c.lite.release(&sh.lites);
             if c.ended {
                 // Later chunks of an ended stream stay empty.
                 sl.free[s].push(Chunk::default());
                 continue;
             }
-            // Room for the next intervals' parts, not for the largest
-            // ever (but no reallocation for every interval either).
-            let (keep, keep_lite) = (c.recs.len() + 256, c.lite.len() + 256);
             c.clear();
-            if c.recs.capacity() > 4 * keep {
-                c.recs.shrink_to(2 * keep);
-            }
-            if c.lite.capacity() > 4 * keep_lite {
-                c.lite.shrink_to(2 * keep_lite);
-            }
             sl.free[s].push(c);
         }
         if sl.orders.len() <= AHEAD {
