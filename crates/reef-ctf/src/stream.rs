@@ -144,6 +144,10 @@ pub struct StreamCursor {
     want: Option<Arc<[bool]>>,
     /// See [`StreamCursor::release_every`].
     release_chunk: usize,
+    /// Bytes of the current packet before this offset were handed to
+    /// `release_later` already (large packets are released as they are
+    /// read).
+    behind: u64,
 }
 
 impl Drop for StreamCursor {
@@ -196,6 +200,7 @@ impl StreamCursor {
             unreleased: None,
             want: None,
             release_chunk: RELEASE_CHUNK,
+            behind: 0,
         }
     }
 
@@ -254,6 +259,19 @@ impl StreamCursor {
         self.packets_read = packets_read;
     }
 
+    /// Within a packet larger than [`StreamCursor::release_every`]: hands
+    /// what lies behind the next event to `release_later`, so that a
+    /// stream holds about that much of its file, whatever its packet size.
+    #[inline]
+    fn release_behind(&mut self) {
+        let at = self.pos / 8;
+        if at >= self.behind + self.release_chunk as u64 {
+            let from = self.behind.max(self.packet.offset);
+            self.behind = at;
+            self.release_later(from as usize, at as usize);
+        }
+    }
+
     /// Releases bytes `start..end` of the current file once read: ranges
     /// are gathered and released together once [`RELEASE_CHUNK`] bytes are
     /// waiting (or the cursor moves to another file), because each release
@@ -302,6 +320,7 @@ impl StreamCursor {
             }
             if self.in_packet {
                 if self.pos < self.packet.offset * 8 + self.packet.content_bits {
+                    self.release_behind();
                     if self.skip_values {
                         self.read_event::<false>()?;
                     } else {
@@ -310,8 +329,11 @@ impl StreamCursor {
                     return Ok(Some(Item::Event));
                 }
                 self.in_packet = false;
-                let start = self.packet.offset as usize;
-                self.release_later(start, start + (self.packet.packet_bits / 8) as usize);
+                let start = self.behind.max(self.packet.offset) as usize;
+                self.release_later(
+                    start,
+                    (self.packet.offset + self.packet.packet_bits / 8) as usize,
+                );
                 if let Some(p) = &self.progress {
                     p.fetch_add(self.packet.packet_bits / 8, Ordering::Relaxed);
                 }
@@ -334,6 +356,7 @@ impl StreamCursor {
             && self.pending.is_empty()
             && self.pos < self.packet.offset * 8 + self.packet.content_bits
         {
+            self.release_behind();
             self.decode_event::<false>()?;
             return Ok(Some(Item::Event));
         }
@@ -602,6 +625,7 @@ impl StreamCursor {
         self.queue_notices(&info);
         self.packet = info;
         self.pos = cur_pos;
+        self.behind = off;
         self.next_packet = off + packet_bits / 8;
         self.in_packet = true;
         self.packets_read += 1;
@@ -717,6 +741,7 @@ impl StreamCursor {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
             return Ok(());
         }
+        self.release_behind();
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
             return Ok(());
@@ -769,6 +794,7 @@ impl StreamCursor {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
             return Ok(false);
         }
+        self.release_behind();
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
             return Ok(false);

@@ -139,6 +139,9 @@ struct RowSink<'a> {
     /// The arrows, and the number of marks in `range`.
     arrows: Option<(&'a mut Vec<Arrow>, &'a mut u64)>,
     range: (i64, i64),
+    /// The start of the window's first bucket: what comes before only
+    /// sets the values the window starts with (no bucket is kept for it).
+    start: i64,
 }
 
 impl Sink for RowSink<'_> {
@@ -148,6 +151,9 @@ impl Sink for RowSink<'_> {
                 **n += 1;
             }
         }
+        if t < self.start {
+            return;
+        }
         if let Some(Some(tr)) = self.tracks.get_mut(row as usize) {
             tr.mark(t, class, self.k);
         }
@@ -155,6 +161,12 @@ impl Sink for RowSink<'_> {
     fn value(&mut self, row: u32, t: i64, v: i32, _rule: OnRule) {
         if let Some(Some(tr)) = self.tracks.get_mut(row as usize) {
             tr.set(t, v, self.k);
+            // Before the window only the last bucket matters (its value at
+            // the end).
+            let n = tr.buckets.len();
+            if t < self.start && n > 1 {
+                tr.buckets.drain(..n - 1);
+            }
         }
     }
     fn arrow(&mut self, a: Arrow) {
@@ -240,6 +252,11 @@ fn decode_window(
     // Each stream from where the checkpoint left it.
     src.go_to(&places)
         .map_err(|e| ApiError::bad(e.to_string()))?;
+    for c in src.cursors_mut() {
+        // Memory: a few windows at once each hold only a little of every
+        // stream's pages.
+        c.release_every(128 << 10);
+    }
     if !pred.needs_values() {
         // Only what the model reads.
         let keys = model.x.keys.clone();
@@ -253,6 +270,7 @@ fn decode_window(
         k,
         arrows,
         range: (w.from, w.to),
+        start,
     };
     let _stopped = src.for_each_event(|m, ns| {
         model.event(
@@ -325,6 +343,26 @@ fn combine(
     }
 }
 
+/// One row of a `/api/window` answer (the `i`th) as JSON.
+fn write_row(out: &mut String, i: usize, id: u32, b: &[(Summary, i32)]) {
+    use std::fmt::Write;
+    let _ = write!(out, "{}{{\"id\":{id},\"b\":[", if i > 0 { "," } else { "" });
+    for (n, (s, _)) in b.iter().enumerate() {
+        let _ = write!(
+            out,
+            "{}[{},{},{},{},{},{}]",
+            if n > 0 { "," } else { "" },
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            s[4],
+            s[5]
+        );
+    }
+    out.push_str("]}");
+}
+
 /// `/api/window`.
 pub fn window(view: &View, w: &Window) -> R<Answer> {
     let mut k = resolution(w.from, w.to, w.width);
@@ -367,58 +405,38 @@ pub fn window(view: &View, w: &Window) -> R<Answer> {
     }
     let res = 1i64 << k;
     let from_index = k >= base_k && filter_k.is_none_or(|fk| k >= fk);
-    let answers: RowSummaries = if from_index {
+    // Written directly, a row at a time: a whole-trace answer over
+    // hundreds of rows holds hundreds of thousands of numbers, and only
+    // its text is kept.
+    let source = if from_index { "index" } else { "decoded" };
+    let mut out = format!("{{\"res\":{res},\"k\":{k},\"source\":\"{source}\",\"rows\":[");
+    if from_index {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
         let fm = f
             .as_ref()
             .map(|f| f.marks.read().unwrap_or_else(|e| e.into_inner()));
-        rows.iter()
-            .map(|&r| {
-                let empty = Track::new(OnRule::Never, UNKNOWN);
-                let tr = b.marks.tracks.get(r as usize).unwrap_or(&empty);
-                let states = extract(&tr.buckets, tr.rule, b.marks.k, k, w.from, w.to, UNKNOWN);
-                let s = match &fm {
-                    None => states,
-                    Some(fm) => {
-                        let mt = fm.tracks.get(r as usize).unwrap_or(&empty);
-                        let marks =
-                            extract(&mt.buckets, OnRule::Never, fm.k, k, w.from, w.to, UNKNOWN);
-                        combine(states, marks, tr.rule, res)
-                    }
-                };
-                (r, s)
-            })
-            .collect()
+        for (i, &r) in rows.iter().enumerate() {
+            let empty = Track::new(OnRule::Never, UNKNOWN);
+            let tr = b.marks.tracks.get(r as usize).unwrap_or(&empty);
+            let states = extract(&tr.buckets, tr.rule, b.marks.k, k, w.from, w.to, UNKNOWN);
+            let s = match &fm {
+                None => states,
+                Some(fm) => {
+                    let mt = fm.tracks.get(r as usize).unwrap_or(&empty);
+                    let marks = extract(&mt.buckets, OnRule::Never, fm.k, k, w.from, w.to, UNKNOWN);
+                    combine(states, marks, tr.rule, res)
+                }
+            };
+            write_row(&mut out, i, r, &s);
+        }
     } else {
         let pred = pred_of(view, f.as_deref())?;
-        decode_window(view, w, k, &rows, &pred, None)?
-    };
-    // Written directly: a whole-trace answer over hundreds of rows holds
-    // hundreds of thousands of numbers.
-    use std::fmt::Write;
-    let mut out =
-        String::with_capacity(64 + answers.iter().map(|a| 16 + a.1.len() * 40).sum::<usize>());
-    let source = if from_index { "index" } else { "decoded" };
-    let _ = write!(
-        out,
-        "{{\"res\":{res},\"k\":{k},\"source\":\"{source}\",\"rows\":["
-    );
-    for (i, (id, b)) in answers.iter().enumerate() {
-        let _ = write!(out, "{}{{\"id\":{id},\"b\":[", if i > 0 { "," } else { "" });
-        for (n, (s, _)) in b.iter().enumerate() {
-            let _ = write!(
-                out,
-                "{}[{},{},{},{},{},{}]",
-                if n > 0 { "," } else { "" },
-                s[0],
-                s[1],
-                s[2],
-                s[3],
-                s[4],
-                s[5]
-            );
+        for (i, (r, s)) in decode_window(view, w, k, &rows, &pred, None)?
+            .iter()
+            .enumerate()
+        {
+            write_row(&mut out, i, *r, s);
         }
-        out.push_str("]}");
     }
     out.push_str("]}");
     Ok(Answer::Text(out))
