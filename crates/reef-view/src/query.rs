@@ -836,3 +836,103 @@ pub fn make_filter(
         "progress": {"done": m.done.load(std::sync::atomic::Ordering::Relaxed).min(view.total), "total": view.total},
     }))
 }
+
+/// The kernel analyses `/api/analysis` runs, as the commands of the same
+/// names.
+pub const ANALYSES: [&str; 6] = [
+    "cputop",
+    "syscallstats",
+    "irqstats",
+    "schedstats",
+    "iolatency",
+    "memtop",
+];
+
+/// What `/api/analysis` asks beside the analysis and the range.
+#[derive(Debug, Clone, Default)]
+pub struct AnalysisOpts {
+    /// `cputop`, `memtop`: rows per table (default 10).
+    pub limit: Option<usize>,
+    /// `schedstats`: the groups (default per thread).
+    pub total: bool,
+    pub per_tid: bool,
+    pub per_prio: bool,
+}
+
+/// `/api/analysis`: the analysis `name` over `[from, to)` (ns from the
+/// first event), as `reef NAME --lami --begin B --end E` gives it over the
+/// same traces: `{"results": [...]}` (LAMI 1.0 result tables), with
+/// `"error"` beside them when the trace is damaged after the start (the
+/// tables then cover the events before).
+pub fn analysis(view: &View, name: &str, from: i64, to: i64, o: &AnalysisOpts) -> R<Value> {
+    use reef_analyses::{cputop, iolatency, irqstats, memtop, schedstats, syscallstats};
+    let origin = {
+        let b = view.base.read().unwrap_or_else(|e| e.into_inner());
+        b.origin
+            .ok_or_else(|| ApiError::not_found("no event indexed yet"))?
+    };
+    let kernel = view.traces.iter().any(
+        |t| matches!(t.meta().env_get("domain"), Some(reef_ctf::EnvValue::Str(d)) if d == "kernel"),
+    );
+    if !kernel {
+        return Err(ApiError::bad(
+            "the kernel analyses need an LTTng kernel trace (env.domain = \"kernel\")",
+        ));
+    }
+    let mut read = view.opts.clone();
+    read.begin = Some(reef_read::TimeSpec::Ns(origin.saturating_add(from)));
+    read.end = Some(reef_read::TimeSpec::Ns(origin.saturating_add(to) - 1));
+    let limit = o.limit.unwrap_or(10);
+    let run = |r: Result<_, reef_analyses::AnalyseError>| -> R<Value> {
+        let (tables, err): (Vec<reef_analyses::lami::Table>, Option<reef_read::Error>) =
+            r.map_err(|e| ApiError::bad(e.to_string()))?;
+        let mut v = reef_analyses::lami::results_json(&tables);
+        if let Some(e) = err {
+            v["error"] = json!(e.to_string());
+        }
+        Ok(v)
+    };
+    match name {
+        "cputop" => run(reef_analyses::analyse(
+            &read,
+            cputop::Cputop::new(limit),
+            true,
+        )),
+        "syscallstats" => run(reef_analyses::analyse(
+            &read,
+            syscallstats::Syscallstats::new(),
+            true,
+        )),
+        "irqstats" => run(reef_analyses::analyse(
+            &read,
+            irqstats::Irqstats::new(),
+            true,
+        )),
+        "schedstats" => {
+            let groups = schedstats::Groups {
+                total: o.total,
+                per_tid: o.per_tid || !(o.total || o.per_prio),
+                per_prio: o.per_prio,
+            };
+            run(reef_analyses::analyse(
+                &read,
+                schedstats::Schedstats::new(groups),
+                true,
+            ))
+        }
+        "iolatency" => run(reef_analyses::analyse(
+            &read,
+            iolatency::Iolatency::new(),
+            true,
+        )),
+        "memtop" => run(reef_analyses::analyse(
+            &read,
+            memtop::Memtop::new(limit),
+            true,
+        )),
+        _ => Err(ApiError::bad(format!(
+            "no analysis {name:?}: one of {}",
+            ANALYSES.join(", ")
+        ))),
+    }
+}

@@ -279,6 +279,29 @@ fn router(app: Arc<App>) -> Router {
                 })
             }),
         )
+        .route(
+            "/api/analysis",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let name: String = p.req("name", "an analysis name")?;
+                    let (from, to) = (p.time("from")?, p.time("to")?);
+                    if to <= from {
+                        return Err(ApiError::bad("`to` must be greater than `from`"));
+                    }
+                    let limit: Option<usize> = p.opt("limit", "a number of rows (1 or more)")?;
+                    if limit == Some(0) {
+                        return Err(ApiError::bad("`limit` must be 1 or more"));
+                    }
+                    let o = query::AnalysisOpts {
+                        limit,
+                        total: p.flag("total")?,
+                        per_tid: p.flag("per_tid")?,
+                        per_prio: p.flag("per_prio")?,
+                    };
+                    query::analysis(v, &name, from, to, &o)
+                })
+            }),
+        )
         .fallback(asset)
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
