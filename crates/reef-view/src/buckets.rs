@@ -104,6 +104,21 @@ impl Track {
         b.count = b.count.saturating_add(1);
     }
 
+    /// `n` events of this row from `t0` to `t1`, all in one bucket at
+    /// `2^k`, the first of class `class`: as many [`Track::mark`]s.
+    pub fn mark_n(&mut self, t0: i64, t1: i64, class: u32, n: u32, k: u32) {
+        // A change pending before `t1` is in this bucket or an earlier
+        // one: committed first, as the marks after it would.
+        if self.pend != i64::MIN && t1 > self.pend {
+            self.commit(k);
+        }
+        let b = self.bucket_at(t0, k);
+        if b.count == 0 {
+            b.first = class as i32;
+        }
+        b.count = b.count.saturating_add(n);
+    }
+
     /// The row's value becomes `v` at `t`.
     pub fn set(&mut self, t: i64, v: i32, k: u32) {
         if t != self.pend {
@@ -350,6 +365,27 @@ mod tests {
                 }
             }
             tr.commit(k0);
+            // The same with runs of marks in one bucket given at once.
+            let mut tn = Track::new(rule, UNKNOWN);
+            let mut run: Option<(i64, u32, u32, i64)> = None;
+            for (i, &(t, e)) in evs.iter().enumerate() {
+                if let Some((t0, c, n, t1)) = run {
+                    if e.is_some() || t >> k0 != t0 >> k0 {
+                        tn.mark_n(t0, t1, c, n, k0);
+                        run = None;
+                    }
+                }
+                match (e, &mut run) {
+                    (Some(v), _) => tn.set(t, v, k0),
+                    (None, Some(x)) => (x.2, x.3) = (x.2 + 1, t),
+                    (None, None) => run = Some((t, i as u32, 1, t)),
+                }
+            }
+            if let Some((t0, c, n, t1)) = run {
+                tn.mark_n(t0, t1, c, n, k0);
+            }
+            tn.commit(k0);
+            assert_eq!(tn.buckets, tr.buckets, "mark_n, round {round}");
             let end = t + 10;
             for ks in k0..k0 + 3 {
                 for k in ks..ks + 4 {

@@ -881,14 +881,29 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                     }
                     let k = b.marks.k;
                     let (mut kept, mut end) = (0u64, b.end);
+                    let tr = &mut b.marks.tracks[row as usize];
+                    // Marks in one bucket counted together: (bucket,
+                    // first time, its class, count, last time).
+                    let mut run: Option<(i64, i64, u32, u32, i64)> = None;
                     for r in rest {
                         let t = r.ns - origin;
-                        if r.flags & R_KEPT as u32 != 0 {
-                            let class = b.model.class_id(r.ckey);
-                            b.marks.tracks[row as usize].mark(t, class, k);
-                            kept += 1;
-                        }
                         end = end.max(t);
+                        if r.flags & R_KEPT as u32 == 0 {
+                            continue;
+                        }
+                        kept += 1;
+                        match &mut run {
+                            Some(x) if x.0 == t >> k => (x.3, x.4) = (x.3 + 1, t),
+                            _ => {
+                                if let Some((_, t0, class, n, t1)) = run {
+                                    tr.mark_n(t0, t1, class, n, k);
+                                }
+                                run = Some((t >> k, t, b.model.class_id(r.ckey), 1, t));
+                            }
+                        }
+                    }
+                    if let Some((_, t0, class, n, t1)) = run {
+                        tr.mark_n(t0, t1, class, n, k);
                     }
                     b.marks.events += kept;
                     b.end = end;
