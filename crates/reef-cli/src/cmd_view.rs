@@ -35,6 +35,10 @@ pub struct ViewArgs {
     /// past that.
     #[arg(long, value_name = "N", default_value_t = reef_view::index::DECODE_MARKS, hide = true)]
     pub decode_marks: u64,
+    /// Stream data between the index's checkpoints, in bytes (default:
+    /// 1/512 of the traces, at least 2 MiB); for tests.
+    #[arg(long, value_name = "BYTES", hide = true)]
+    pub checkpoint_bytes: Option<u64>,
 }
 
 pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
@@ -43,7 +47,7 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     let sizes = reef_view::index::Sizes {
         budget,
         decode_marks: a.decode_marks,
-        spacing: None,
+        spacing: a.checkpoint_bytes,
     };
     let view = View::open(a.read.options(), sizes)?;
     let addr = SocketAddr::new(a.bind, a.port);

@@ -139,7 +139,7 @@ pub struct ModelPoint {
     /// Where each stream stood (the index pass's streams), so that decoding
     /// again starts there; empty: unknown (the streams are sought to the
     /// checkpoint's time, from the start of the packets around it).
-    pub places: Vec<reef_ctf::Place>,
+    pub places: Arc<[reef_ctf::Place]>,
 }
 
 /// The base index: rows, classes, the model, states and the marks of
@@ -461,7 +461,7 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
                     b.points.push(ModelPoint {
                         kernel: b.model.kernel.point(),
                         values: b.model.values(),
-                        places: Vec::new(),
+                        places: Arc::new([]),
                     });
                 }
                 prev_t = t;

@@ -803,7 +803,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                     b.points.push(ModelPoint {
                         kernel: b.model.kernel.point(),
                         values: b.model.values(),
-                        places: places.clone(),
+                        places: places.as_slice().into(),
                     });
                 }
             }
@@ -820,7 +820,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                 b.points.push(ModelPoint {
                     kernel: b.model.kernel.point(),
                     values: b.model.values(),
-                    places: places.clone(),
+                    places: places.as_slice().into(),
                 });
             }
         }

@@ -183,7 +183,7 @@ struct Replay {
     model: Model,
     values: Vec<i32>,
     rules: Vec<OnRule>,
-    places: Vec<reef_ctf::Place>,
+    places: Arc<[reef_ctf::Place]>,
 }
 
 fn replay_from(view: &View, from: i64) -> R<Replay> {
@@ -459,6 +459,8 @@ impl From<Value> for Answer {
 struct List {
     origin: i64,
     checkpoints: Vec<Checkpoint>,
+    /// Where each stream stood at each checkpoint (the base list only).
+    places: Vec<Arc<[reef_ctf::Place]>>,
     total: u64,
     pred: Pred,
     model: Model,
@@ -472,6 +474,11 @@ fn list_of(view: &View, filter: Option<u32>) -> R<List> {
         .origin
         .ok_or_else(|| ApiError::not_found("no event indexed yet"))?;
     let model = b.model.clone();
+    // The base list starts each stream where its checkpoint left it.
+    let places = match &f {
+        None => b.points.iter().map(|p| p.places.clone()).collect(),
+        Some(_) => Vec::new(),
+    };
     let (checkpoints, total) = match &f {
         None => (b.marks.checkpoints.clone(), b.marks.events),
         Some(f) => {
@@ -495,6 +502,7 @@ fn list_of(view: &View, filter: Option<u32>) -> R<List> {
     Ok(List {
         origin,
         checkpoints,
+        places,
         total,
         pred,
         model,
@@ -533,6 +541,10 @@ impl List {
         let mut src = view
             .source(self.origin, cp.t, None)
             .map_err(|e| ApiError::bad(e.to_string()))?;
+        if let Some(places) = self.places.get(i) {
+            src.go_to(places)
+                .map_err(|e| ApiError::bad(e.to_string()))?;
+        }
         let (origin, pred, model) = (self.origin, &self.pred, &mut self.model);
         let mut last_t = i64::MIN;
         let mut same = 0;

@@ -781,14 +781,17 @@ def run_trace(rep, reef, label, path, rnd, cover):
         check_source(cx)
     finally:
         stop(rep, srv, label)
-    # the same with the smallest index: most windows are then decoded on demand
-    label2 = label + " --index-memory 0"
-    srv = Server(reef, path, args=("--index-memory", "0"))
+    # the same with the smallest index: most windows are then decoded on
+    # demand, from checkpoints 16 KiB apart (the hidden --checkpoint-bytes),
+    # which start each stream where the index pass stood, inside packets
+    label2 = label + " --index-memory 0 --checkpoint-bytes 16384"
+    srv = Server(reef, path, args=("--index-memory", "0", "--checkpoint-bytes", "16384"))
     try:
         srv.wait_state(("ready",))
         cx = Ctx(rep, srv, tr, label2)
         info = check_info_rows(cx)
         check_windows(cx, info, rnd, cover)
+        check_events(cx)
         check_event(cx, rnd)
         _, filters = expressions(tr)
         check_filters(cx, filters[:1], rnd)
