@@ -892,13 +892,17 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
                             continue;
                         }
                         kept += 1;
+                        // Every class seen is registered, in order, as
+                        // single marks would (a class first seen inside a
+                        // run gets its id here).
+                        let class = b.model.class_id(r.ckey);
                         match &mut run {
                             Some(x) if x.0 == t >> k => (x.3, x.4) = (x.3 + 1, t),
                             _ => {
                                 if let Some((_, t0, class, n, t1)) = run {
                                     tr.mark_n(t0, t1, class, n, k);
                                 }
-                                run = Some((t >> k, t, b.model.class_id(r.ckey), 1, t));
+                                run = Some((t >> k, t, class, 1, t));
                             }
                         }
                     }
