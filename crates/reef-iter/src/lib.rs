@@ -485,16 +485,7 @@ impl ClockConv {
         if ok(hi) {
             return Some(hi);
         }
-        let (mut a, mut z) = (lo, hi);
-        while z - a > 1 {
-            let m = a + (z - a) / 2;
-            if ok(m) {
-                a = m
-            } else {
-                z = m
-            }
-        }
-        Some(a)
+        Some(boundary(lo, hi, |c| !ok(c)) - 1)
     }
 
     /// The cycles whose time [`ClockConv::ns`] gives (no overflow), as
@@ -503,21 +494,8 @@ impl ClockConv {
     /// inside the `u64` values (not found here).
     pub fn defined_range(&self) -> Option<(u64, u64)> {
         let ok = |c: u64| self.ns(c).is_some();
-        // Smallest c in (lo, hi] with p(c), given !p(lo), p(hi), and p
-        // false then true.
-        let boundary = |mut lo: u64, mut hi: u64, p: &dyn Fn(u64) -> bool| {
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if p(mid) {
-                    hi = mid
-                } else {
-                    lo = mid
-                }
-            }
-            hi
-        };
-        let first_ok = |bad, good| boundary(bad, good, &ok);
-        let last_ok = |good, bad| boundary(good, bad, &|c| !ok(c)) - 1;
+        let first_ok = |bad, good| boundary(bad, good, ok);
+        let last_ok = |good, bad| boundary(good, bad, |c| !ok(c)) - 1;
         match (ok(0), ok(u64::MAX)) {
             (true, true) => Some((0, u64::MAX)),
             (true, false) => Some((0, last_ok(0, u64::MAX))),
@@ -525,6 +503,20 @@ impl ClockConv {
             (false, false) => None,
         }
     }
+}
+
+/// The smallest `c` in `(lo, hi]` with `p(c)`, given `!p(lo)`, `p(hi)`,
+/// and `p` false then true (a binary search).
+fn boundary(mut lo: u64, mut hi: u64, p: impl Fn(u64) -> bool) -> u64 {
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if p(mid) {
+            hi = mid
+        } else {
+            lo = mid
+        }
+    }
+    hi
 }
 
 /// babeltrace2's conversion: through a double, truncated, saturating.

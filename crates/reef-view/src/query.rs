@@ -895,56 +895,35 @@ pub fn analysis(view: &View, name: &str, from: i64, to: i64, o: &AnalysisOpts) -
     read.begin = Some(reef_read::TimeSpec::Ns(origin.saturating_add(from)));
     read.end = Some(reef_read::TimeSpec::Ns(origin.saturating_add(to) - 1));
     let limit = o.limit.unwrap_or(10);
-    let run = |r: Result<_, reef_analyses::AnalyseError>| -> R<Value> {
-        let (tables, err): (Vec<reef_analyses::lami::Table>, Option<reef_read::Error>) =
-            r.map_err(|e| ApiError::bad(e.to_string()))?;
-        let mut v = reef_analyses::lami::results_json(&tables);
-        if let Some(e) = err {
-            v["error"] = json!(e.to_string());
-        }
-        Ok(v)
-    };
     match name {
-        "cputop" => run(reef_analyses::analyse(
-            &read,
-            cputop::Cputop::new(limit),
-            true,
-        )),
-        "syscallstats" => run(reef_analyses::analyse(
-            &read,
-            syscallstats::Syscallstats::new(),
-            true,
-        )),
-        "irqstats" => run(reef_analyses::analyse(
-            &read,
-            irqstats::Irqstats::new(),
-            true,
-        )),
+        "cputop" => lami(&read, cputop::Cputop::new(limit)),
+        "syscallstats" => lami(&read, syscallstats::Syscallstats::new()),
+        "irqstats" => lami(&read, irqstats::Irqstats::new()),
         "schedstats" => {
             let groups = schedstats::Groups {
                 total: o.total,
                 per_tid: o.per_tid || !(o.total || o.per_prio),
                 per_prio: o.per_prio,
             };
-            run(reef_analyses::analyse(
-                &read,
-                schedstats::Schedstats::new(groups),
-                true,
-            ))
+            lami(&read, schedstats::Schedstats::new(groups))
         }
-        "iolatency" => run(reef_analyses::analyse(
-            &read,
-            iolatency::Iolatency::new(),
-            true,
-        )),
-        "memtop" => run(reef_analyses::analyse(
-            &read,
-            memtop::Memtop::new(limit),
-            true,
-        )),
+        "iolatency" => lami(&read, iolatency::Iolatency::new()),
+        "memtop" => lami(&read, memtop::Memtop::new(limit)),
         _ => Err(ApiError::bad(format!(
             "no analysis {name:?}: one of {}",
             ANALYSES.join(", ")
         ))),
     }
+}
+
+/// `analysis` over `read` as `reef NAME --lami` prints it, with `"error"`
+/// beside the results when a reading error stopped it.
+fn lami<A: reef_analyses::Analysis>(read: &reef_read::ReadOptions, analysis: A) -> R<Value> {
+    let (tables, err) =
+        reef_analyses::analyse(read, analysis, true).map_err(|e| ApiError::bad(e.to_string()))?;
+    let mut v = reef_analyses::lami::results_json(&tables);
+    if let Some(e) = err {
+        v["error"] = json!(e.to_string());
+    }
+    Ok(v)
 }
