@@ -3,7 +3,7 @@
 
     bench.py REEF NAME=TRACE_DIR... [--json OUT]
 
-For each trace, in one run: CHECK_RUNS (default 3) rounds of `reef check`
+For each trace, in one run: CHECK_RUNS (default 5) rounds of `reef check`
 then `reef view --port 0` up to `state: ready` on /api/info (polled every
 10 ms), interleaved so that both see the machine in the same state; the
 median of each (a warm-up `reef check` first fills the page cache). The
@@ -30,7 +30,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOWS = int(os.environ.get("WINDOWS", "1000"))
-CHECK_RUNS = int(os.environ.get("CHECK_RUNS", "3"))
+CHECK_RUNS = int(os.environ.get("CHECK_RUNS", "5"))
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "900"))
 WIDTH = 2000
 SEED = 20240601

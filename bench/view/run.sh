@@ -9,7 +9,7 @@
 # and reused; delete a trace's directory there (or its .done file) to make
 # it again. Environment: REEF (a reef binary; default: cargo build --release
 # -p reef-cli, then target/release/reef), KERNEL_BYTES / UST_BYTES (default
-# 1G each), WINDOWS (1000), CHECK_RUNS (3), PAN_MS (2500), CHROMIUM
+# 1G each), WINDOWS (1000), CHECK_RUNS (5), PAN_MS (2500), CHROMIUM
 # (/usr/bin/chromium). Not run in CI.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
