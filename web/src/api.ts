@@ -255,3 +255,58 @@ export function getStats(
 export function getArrows(from: number, to: number, width: number, signal?: AbortSignal): Promise<ArrowsAnswer> {
   return get<ArrowsAnswer>('arrows', { from, to, width }, signal);
 }
+
+// --- Analyses (LAMI 1.0) -------------------------------------------------------------------
+
+export interface LamiColumn {
+  title: string;
+  class: string;
+  unit?: string;
+}
+
+export interface LamiTableClass {
+  title: string;
+  'column-descriptions': LamiColumn[];
+}
+
+/** A typed cell: `{"class": "duration", "value": 1200}`, `{"class": "process", "name": …, "tid": …}`, … */
+export interface LamiCell {
+  class: string;
+  value?: number | string;
+  name?: string;
+  tid?: number;
+  pid?: number;
+  id?: number;
+  nr?: number;
+  hard?: boolean;
+}
+
+export interface LamiTable {
+  /** A table class's name, or an inline class: the named one with a fuller title. */
+  class: string | { inherit: string; title: string };
+  data: LamiCell[][];
+}
+
+export interface AnalysisAnswer {
+  results: LamiTable[];
+  'table-classes': Record<string, LamiTableClass>;
+  /** The trace is damaged after the start: the tables hold the events before. */
+  error?: string;
+}
+
+export interface AnalysisOptions {
+  limit?: number;
+  total?: boolean;
+  per_tid?: boolean;
+  per_prio?: boolean;
+}
+
+export function getAnalysis(
+  name: string,
+  from: number,
+  to: number,
+  opts: AnalysisOptions,
+  signal?: AbortSignal,
+): Promise<AnalysisAnswer> {
+  return get<AnalysisAnswer>('analysis', { name, from, to, ...opts }, signal);
+}

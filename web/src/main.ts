@@ -2,6 +2,7 @@
 // timeline, the event list and the side panel, and `window.reefView` for
 // tests and benchmarks.
 
+import { AnalysesPanel } from './analyses';
 import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Info } from './api';
 import { byId, formatCount, formatDuration, originTimeOfDay } from './format';
 import { EventList } from './list';
@@ -25,6 +26,7 @@ const progressText = byId('progress-text');
 
 let list: EventList;
 const stats = new StatsPanel(byId('stats'), state);
+const analyses = new AnalysesPanel(byId('analyses'), state);
 
 const timeline = new Timeline(
   byId<HTMLCanvasElement>('timeline'),
@@ -38,6 +40,7 @@ const timeline = new Timeline(
     },
     viewChanged: () => {
       stats.schedule();
+      analyses.rangeChanged();
       updateButtons();
     },
   },
@@ -74,6 +77,7 @@ state.on('selection', () => {
 });
 state.on('range', () => {
   stats.schedule();
+  analyses.rangeChanged();
   updateButtons();
   timeline.invalidate();
 });
@@ -109,6 +113,25 @@ function updateButtons(): void {
   byId('selection-info').textContent = r ? `selection: ${formatDuration(r.to - r.from)}` : '';
 }
 
+// --- Tabs under the timeline: the event list, the analyses (kernel traces) ----------------
+
+const tabs: [HTMLElement, HTMLElement][] = [
+  [byId('tab-events'), byId('event-list')],
+  [byId('tab-analyses'), byId('analyses')],
+];
+function showTab(tab: HTMLElement): void {
+  for (const [t, panel] of tabs) {
+    const on = t === tab;
+    t.setAttribute('aria-selected', String(on));
+    panel.hidden = !on;
+  }
+  // The list's status line ("a–b of N events") belongs to the list.
+  const status = document.querySelector<HTMLElement>('.list-status');
+  if (status) status.hidden = tab.id !== 'tab-events';
+  analyses.setShown(tab.id === 'tab-analyses');
+}
+for (const [t] of tabs) t.addEventListener('click', () => showTab(t));
+
 // --- Info, rows, progress ---------------------------------------------------------------
 
 let rowsCount = -1;
@@ -128,6 +151,7 @@ async function loadRows(): Promise<void> {
 
 function showHeader(info: Info): void {
   arrowsBtn.hidden = !info.kernel;
+  byId('tab-analyses').hidden = !info.kernel;
   byId('traces').textContent = info.traces.map((t) => t.name).join(', ');
   byId('traces').title = info.traces.map((t) => t.path).join('\n');
   byId('summary').textContent = `${formatCount(info.events)} events · ${formatDuration(info.end)}${info.kernel ? ' · kernel' : ''}`;
@@ -190,6 +214,7 @@ async function pollInfo(): Promise<void> {
       if (state.filterId === null) list.setTotal(info.events);
       else list.reset(true);
       stats.schedule();
+      if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
     }
     if (!prev) timeline.startHistory();
     if (info.state === 'building') setTimeout(() => void pollInfo(), INFO_POLL_MS);
@@ -224,7 +249,8 @@ function busy(): boolean {
     list.busy() ||
     filters.busy() ||
     searchPanel.busy() ||
-    stats.busy()
+    stats.busy() ||
+    analyses.busy()
   );
 }
 
@@ -263,6 +289,8 @@ const reefView = {
   /** The wakeup arrows drawn. */
   arrows: () => timeline.arrowsNow(),
   filterId: () => state.filterId,
+  /** Opens a tab under the timeline: 'events' or 'analyses'. */
+  showTab: (name: 'events' | 'analyses') => showTab(byId(`tab-${name}`)),
 };
 
 declare global {

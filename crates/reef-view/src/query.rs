@@ -922,6 +922,8 @@ fn lami<A: reef_analyses::Analysis>(read: &reef_read::ReadOptions, analysis: A) 
     let (tables, err) =
         reef_analyses::analyse(read, analysis, true).map_err(|e| ApiError::bad(e.to_string()))?;
     let mut v = reef_analyses::lami::results_json(&tables);
+    // The table classes' titles and columns, as `--metadata` gives them.
+    v["table-classes"] = A::metadata().to_json()["table-classes"].take();
     if let Some(e) = err {
         v["error"] = json!(e.to_string());
     }

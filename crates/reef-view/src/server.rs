@@ -288,10 +288,7 @@ fn router(app: Arc<App>) -> Router {
                     if to <= from {
                         return Err(ApiError::bad("`to` must be greater than `from`"));
                     }
-                    let limit: Option<usize> = p.opt("limit", "a number of rows (1 or more)")?;
-                    if limit == Some(0) {
-                        return Err(ApiError::bad("`limit` must be 1 or more"));
-                    }
+                    let limit: Option<usize> = p.opt("limit", "a number of rows (0: all)")?;
                     let o = query::AnalysisOpts {
                         limit,
                         total: p.flag("total")?,

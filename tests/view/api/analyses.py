@@ -1,7 +1,8 @@
 """`/api/analysis` equals the commands of the same names: for the shared
 kernel traces, over the whole trace and over parts of it, each analysis
 asked of `reef view` gives the JSON `reef NAME --lami --begin B --end E`
-prints (whose numbers tests/analyses compares with lttng-analyses'). Also:
+prints (whose numbers tests/analyses compares with lttng-analyses'), with
+the table classes of `reef NAME --metadata` beside them. Also:
 a non-kernel trace and bad parameters are 400s with a JSON error.
 
 Usage: python3 analyses.py REEF_BINARY
@@ -20,6 +21,8 @@ from common import KERNEL_TRACES, Report, Server, ensure_demo_trace, reef_binary
 CASES = [
     ({"name": "cputop"}, ["cputop"]),
     ({"name": "cputop", "limit": 3}, ["cputop", "--limit", "3"]),
+    ({"name": "cputop", "limit": 0}, ["cputop", "--limit", "0"]),
+    ({"name": "memtop", "limit": 0}, ["memtop", "--limit", "unlimited"]),
     ({"name": "syscallstats"}, ["syscallstats"]),
     ({"name": "irqstats"}, ["irqstats"]),
     ({"name": "schedstats"}, ["schedstats"]),
@@ -38,6 +41,11 @@ def cli(reef, trace, args, begin, end):
 def main():
     reef = reef_binary()
     rep = Report("analysis: ")
+    # Each analysis' table classes, from `reef NAME --metadata`.
+    metadata = {}
+    for _, args in CASES:
+        p = subprocess.run([reef, args[0], "--metadata"], capture_output=True, text=True, check=True)
+        metadata[args[0]] = json.loads(p.stdout)["table-classes"]
     # Result rows compared per case, over every trace: none would make the
     # case vacuous.
     total = {" ".join(args): 0 for _, args in CASES}
@@ -56,6 +64,10 @@ def main():
                         problems.append("[%d, %d): status %d %s" % (a, b, r.status, r.body[:300]))
                         continue
                     want = cli(reef, trace, args, origin + a, origin + b - 1)
+                    classes = r.json.pop("table-classes", None)
+                    if classes != metadata[args[0]]:
+                        problems.append("[%d, %d): table classes %s, --metadata has %s" % (
+                            a, b, json.dumps(classes)[:300], json.dumps(metadata[args[0]])[:300]))
                     if r.json != want:
                         problems.append("[%d, %d): %s\n  view: %s\n  cli:  %s" % (
                             a, b, " ".join(args), json.dumps(r.json)[:400], json.dumps(want)[:400]))
@@ -74,7 +86,7 @@ def main():
         srv.wait_state()
         problems = []
         for q in ({"name": "nosuch", "from": 0, "to": 10}, {"name": "cputop", "from": 5, "to": 5},
-                  {"name": "cputop", "from": 0, "to": 10, "limit": 0}, {"from": 0, "to": 10},
+                  {"name": "cputop", "from": 0, "to": 10, "limit": -1}, {"from": 0, "to": 10},
                   {"name": "cputop", "from": -1, "to": 10}):
             r = srv.api("analysis", **q)
             if r.status != 400 or not (r.is_json() and "error" in r.json):

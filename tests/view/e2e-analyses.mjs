@@ -1,0 +1,231 @@
+// End-to-end tests of `reef view`'s Analyses tab in headless Chromium: on
+// the shared kernel traces, every table the page shows equals the one
+// lttng-analyses 0.6.1 computed (tests/analyses/references/, made by
+// tests/analyses/make-references.sh): titles, column titles, and every
+// cell, shown rounded and exact in its tooltip. Over the whole trace for
+// the six analyses, and over a selected range for the three that have a
+// reference for one.
+//
+//   node tests/view/e2e-analyses.mjs    (from the repository; builds nothing)
+//
+// Needs what tests/view/e2e.mjs needs. One line per check; exit status 0
+// only if every check passed. Screenshots: tests/view/screenshots/.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, assert, assertEq, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
+
+const TRACES = '../shared/conformance/kernel-traces';
+const REFS = join(ROOT, 'tests/analyses/references');
+const ref = (name) => JSON.parse(readFileSync(join(REFS, name), 'utf8'));
+
+// The page's analyses, the reference options they were made with, and
+// how the page is set to match them.
+const ANALYSES = [
+  { name: 'cputop', limit: 10 },
+  { name: 'syscallstats' },
+  { name: 'irqstats' },
+  { name: 'schedstats', groups: true },
+  { name: 'iolatency' },
+  { name: 'memtop', limit: 10 },
+];
+// bug446190's range reference (make-references.sh): LAMI's --begin/--end.
+const RANGE = { begin: 1412670963000000000n, end: 1412670965000000000n };
+const RANGE_ANALYSES = [{ name: 'cputop', limit: 0 }, { name: 'syscallstats' }, { name: 'schedstats', groups: true }];
+
+/** What the page should show for a reference cell (the display's rules, applied to lttng-analyses' values). */
+function shown(c) {
+  switch (c.class) {
+    case 'duration':
+      return (c.value / 1e3).toFixed(3);
+    case 'ratio':
+      return `${(c.value * 100).toFixed(2)} %`;
+    case 'number':
+      return String(c.value);
+    case 'string':
+      return String(c.value);
+    case 'process':
+      return `${c.name} (${c.tid ?? c.pid})`;
+    case 'cpu':
+      return `CPU ${c.id}`;
+    case 'syscall':
+      return c.name;
+    case 'irq':
+      return `${c.hard ? '' : 'softirq '}${c.nr}${c.name ? ` <${c.name}>` : ''}`;
+    case 'unknown':
+      return '?';
+    default:
+      return JSON.stringify(c);
+  }
+}
+
+/** The value a cell's tooltip gives exactly (numbers), or null. */
+function exactOf(c) {
+  return ['duration', 'ratio', 'number'].includes(c.class) ? c.value : null;
+}
+
+/** The reference's tables: { title, columns, rows } with the metadata's titles. */
+function refTables(results, metadata) {
+  const classes = metadata['table-classes'];
+  return results.results.map((t) => {
+    const name = typeof t.class === 'string' ? t.class : t.class.inherit;
+    const title = typeof t.class === 'string' ? classes[name].title : t.class.title;
+    return { title, columns: classes[name]['column-descriptions'], rows: t.data };
+  });
+}
+
+/** The tables on the page: title (without the row count), column titles, cells' text and tooltips. */
+function pageTables(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('#an-tables .an-table')].map((s) => ({
+      title: s.querySelector('h3').textContent.replace(/ — \d+ rows?$/, ''),
+      columns: [...s.querySelectorAll('thead th')].map((th) => th.textContent),
+      rows: [...s.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((td) => ({ text: td.textContent, exact: td.title }))),
+    })),
+  );
+}
+
+/** Column titles as the page writes them: durations in µs. */
+function columnTitle(c) {
+  return c.class === 'duration' ? `${c.title} (µs)` : c.title;
+}
+
+function compareTables(got, want) {
+  assertEq(JSON.stringify(got.map((t) => t.title)), JSON.stringify(want.map((t) => t.title)), 'table titles');
+  let cells = 0;
+  want.forEach((w, i) => {
+    const g = got[i];
+    assertEq(JSON.stringify(g.columns), JSON.stringify(w.columns.map(columnTitle)), `${w.title}: column titles`);
+    assertEq(g.rows.length, w.rows.length, `${w.title}: rows`);
+    w.rows.forEach((row, r) => {
+      row.forEach((c, k) => {
+        const cell = g.rows[r][k];
+        assertEq(cell.text, shown(c), `${w.title}: row ${r}, column ${k} (${w.columns[k].title})`);
+        const x = exactOf(c);
+        if (x !== null) {
+          const v = Number(cell.exact.split(' ')[0]);
+          assert(Math.abs(v - x) <= 1e-9 * Math.max(Math.abs(x), 1e-300), `${w.title}: row ${r}, column ${k}: tooltip ${cell.exact}, lttng-analyses ${x}`);
+        }
+        cells++;
+      });
+    });
+  });
+  assert(cells > 0, 'no cell compared');
+  return cells;
+}
+
+/** Chooses an analysis and its options on the page, then waits for its tables. */
+async function runAnalysis(page, a) {
+  await page.selectOption('#an-name', a.name);
+  if (a.limit !== undefined) await page.fill('#an-limit', String(a.limit));
+  if (a.groups) for (const id of ['#an-total', '#an-per-tid', '#an-per-prio']) await page.check(id);
+  await page.click('#an-run');
+  await settle(page, 60000);
+  const err = await page.evaluate(() => document.querySelector('#an-tables .an-error')?.textContent ?? null);
+  assert(err === null, `the page says: ${err}`);
+}
+
+async function kernelTrace(browser, trace) {
+  const server = await startServer([join(TRACES, trace)]);
+  const { page, errors } = await openPage(browser, server.url);
+  try {
+    await page.click('#tab-analyses');
+    await settle(page, 60000);
+    const end = await page.evaluate(() => window.reefView.info().end);
+    await check(`${trace}: the Analyses tab covers the whole trace at first`, async () => {
+      const v = await page.evaluate(() => window.reefView.view());
+      assert(v.from <= 0 && v.to > end, `visible range ${JSON.stringify(v)}, trace [0, ${end}]`);
+      const status = await page.textContent('#an-status');
+      assert(/^over the visible range /.test(status), `status: ${status}`);
+    });
+    for (const a of ANALYSES) {
+      const file = `${trace}.${a.name}.json`;
+      await check(`${trace}: ${a.name}'s tables on the page are lttng-analyses' (${file})`, async () => {
+        await runAnalysis(page, a);
+        const want = refTables(ref(file), ref(`${a.name}.metadata.json`));
+        if (!want.length) {
+          // lttng-analyses found nothing to count: nor does the page.
+          assertEq(JSON.stringify(await pageTables(page)), '[]', 'tables');
+          assertEq(await page.textContent('#an-tables'), 'Nothing in this range.', 'text');
+          return 'no table';
+        }
+        return `${compareTables(await pageTables(page), want)} cells`;
+      });
+      if (trace === 'bug446190' && (a.name === 'cputop' || a.name === 'schedstats')) await shot(page, `analyses-${a.name}`);
+    }
+    if (trace === 'bug446190') {
+      const origin = BigInt(await page.evaluate(() => window.reefView.info().origin_ns));
+      const from = Number(RANGE.begin - origin);
+      const to = Number(RANGE.end - origin) + 1;
+      await page.evaluate(([f, t]) => window.reefView.setRange(f, t), [from, to]);
+      await settle(page, 60000);
+      for (const a of RANGE_ANALYSES) {
+        const file = `${trace}-range.${a.name}.json`;
+        await check(`${trace}: ${a.name} over a selected range is lttng-analyses' with --begin/--end (${file})`, async () => {
+          await runAnalysis(page, a);
+          const status = await page.textContent('#an-status');
+          assert(/^over the selection /.test(status), `status: ${status}`);
+          const n = compareTables(await pageTables(page), refTables(ref(file), ref(`${a.name}.metadata.json`)));
+          return `${n} cells`;
+        });
+      }
+      await check(`${trace}: a click on a column's title sorts the rows by it, again the other way`, async () => {
+        const col = 3; // schedstats per-TID: the average latency
+        const values = () =>
+          page.evaluate(
+            (c) =>
+              [...document.querySelectorAll('#an-tables .an-table')][1]
+                .querySelectorAll('tbody tr')
+                .values()
+                .map((tr) => Number(tr.cells[c].title.split(' ')[0]))
+                .toArray(),
+            col,
+          );
+        const title = await page.evaluate(() => [...document.querySelectorAll('#an-tables .an-table')][1].querySelector('h3').textContent);
+        assert(/per-TID/.test(title), `second table: ${title}`);
+        const th = page.locator('#an-tables .an-table').nth(1).locator('thead th').nth(col);
+        await th.click();
+        const down = await values();
+        assert(down.length > 2, 'rows');
+        assert(down.every((v, i) => i === 0 || v <= down[i - 1]), `not descending: ${down}`);
+        await th.click();
+        const up = await values();
+        assert(up.every((v, i) => i === 0 || v >= up[i - 1]), `not ascending: ${up}`);
+        assertEq(JSON.stringify([...up].sort((x, y) => x - y)), JSON.stringify([...down].sort((x, y) => x - y)), 'the same rows');
+      });
+      await shot(page, 'analyses-range-sorted');
+    }
+    await check(`${trace}: no console error or exception in the page`, () => assertEq(errors.join('\n'), '', 'errors'));
+  } finally {
+    await page.close();
+    server.stop();
+  }
+}
+
+/** A trace other than a kernel one has no Analyses tab. */
+async function demoTrace(browser) {
+  const server = await startServer(['examples/build/trace']);
+  const { page } = await openPage(browser, server.url);
+  try {
+    await check('demo: no Analyses tab for a libreef trace', async () => {
+      assert(await page.isHidden('#tab-analyses'), 'the tab is shown');
+    });
+  } finally {
+    await page.close();
+    server.stop();
+  }
+}
+
+const browser = await launchBrowser();
+try {
+  await kernelTrace(browser, 'bug446190');
+  await kernelTrace(browser, 'uneven-streams');
+  await demoTrace(browser);
+} catch (e) {
+  await check('the test ran to its end', () => {
+    throw e;
+  });
+} finally {
+  await browser.close();
+}
+process.exit(summary() ? 0 : 1);
