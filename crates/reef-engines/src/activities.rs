@@ -194,6 +194,10 @@ impl KeyOf {
     }
 }
 
+/// Says something of an event that begins or ends an activity (a front
+/// end's row for it, say), kept in [`Interval::tags`].
+pub type Tagger = Box<dyn FnMut(&Msg<'_>) -> u64 + Send>;
+
 /// The activity engine: conditions compiled against the traces of one
 /// reading, and the activities open per key.
 pub struct Activities {
@@ -203,9 +207,10 @@ pub struct Activities {
     key_of: KeyOf,
     /// Stream file names, for the default key's text.
     streams: Vec<String>,
-    /// Per key seen: its group text and the begin times of its open
-    /// activities, most recent last.
-    open: HashMap<Vec<KeyPart>, (String, Vec<i64>)>,
+    /// Per key seen: its group text and the begin times (and tags) of its
+    /// open activities, most recent last.
+    open: HashMap<Vec<KeyPart>, (String, Vec<(i64, u64)>)>,
+    tagger: Option<Tagger>,
     /// End events with no open activity of their key.
     pub unmatched_ends: u64,
     /// Begin or end events that lack a key field (skipped).
@@ -253,9 +258,17 @@ impl Activities {
             key_of,
             streams,
             open: HashMap::new(),
+            tagger: None,
             unmatched_ends: 0,
             unkeyed: 0,
         })
+    }
+}
+
+impl Activities {
+    /// Has `tagger` tag the begin and end events of every activity.
+    pub fn set_tagger(&mut self, tagger: Tagger) {
+        self.tagger = Some(tagger);
     }
 }
 
@@ -271,29 +284,31 @@ impl IntervalEngine for Activities {
             self.unkeyed += 1;
             return;
         };
+        let tag = self.tagger.as_mut().map_or(0, |t| t(m));
         if is_end {
             match self
                 .open
                 .get_mut(&key)
                 .and_then(|(g, v)| Some((g.clone(), v.pop()?)))
             {
-                Some((group, b)) => found.push(Interval {
+                Some((group, (b, btag))) => found.push(Interval {
                     name: String::new(),
                     begin_ns: b,
                     end_ns: ns,
                     duration_ns: ns - b,
                     group,
                     captures: Vec::new(),
+                    tags: [btag, tag],
                 }),
                 None => self.unmatched_ends += 1,
             }
         }
         if is_begin {
             match self.open.get_mut(&key) {
-                Some((_, v)) => v.push(ns),
+                Some((_, v)) => v.push((ns, tag)),
                 None => {
                     let group = self.key_of.show(&key, &self.streams);
-                    self.open.insert(key, (group, vec![ns]));
+                    self.open.insert(key, (group, vec![(ns, tag)]));
                 }
             }
         }

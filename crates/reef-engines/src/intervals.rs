@@ -46,6 +46,10 @@ pub struct Interval {
     pub group: String,
     /// Captured values, `name = value`.
     pub captures: Vec<(String, String)>,
+    /// What the engine's tagger said of the begin and end events (see
+    /// [`crate::activities::Tagger`]; 0 without one).
+    #[serde(skip)]
+    pub tags: [u64; 2],
 }
 
 /// Statistics of a set of durations (ns). `stdev` is the sample standard

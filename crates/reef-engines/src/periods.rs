@@ -374,6 +374,7 @@ impl Periods {
                     duration_ns: ns - o.begin_ns,
                     group,
                     captures,
+                    tags: [0; 2],
                 });
             } else {
                 i += 1;

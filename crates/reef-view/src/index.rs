@@ -215,6 +215,8 @@ pub struct View {
     pub opts: ReadOptions,
     pub base: RwLock<Base>,
     pub filters: Mutex<Vec<Arc<FilterIx>>>,
+    /// The activities of the last definitions asked (`/api/activities`).
+    pub activities: crate::activities::Cache,
     /// Bytes of stream data to read in one pass.
     pub total: u64,
     /// Index budget, in buckets.
@@ -295,6 +297,7 @@ impl View {
                 window_end: i64::MAX,
             }),
             filters: Mutex::new(Vec::new()),
+            activities: Default::default(),
             total: progress.total,
             budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
             spacing: spacing

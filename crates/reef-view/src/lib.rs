@@ -1,6 +1,7 @@
 //! `reef view`: a web timeline of CTF traces. See `docs/view-api.md` for
 //! the HTTP API and ARCHITECTURE.md for how the index is built.
 
+pub mod activities;
 pub mod buckets;
 pub mod index;
 pub mod model;

@@ -22,6 +22,9 @@ pub struct ApiError {
     pub status: u16,
     pub message: String,
     pub position: Option<usize>,
+    /// Which of the request's expressions `position` is in (`begin`,
+    /// `end`, `key`), when there are several.
+    pub expr: Option<String>,
 }
 
 impl ApiError {
@@ -30,6 +33,25 @@ impl ApiError {
             status: 400,
             message: message.into(),
             position: None,
+            expr: None,
+        }
+    }
+    /// Not now: the index is still being built.
+    pub fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 409,
+            message: message.into(),
+            position: None,
+            expr: None,
+        }
+    }
+    /// An error in one of the request's expressions (`what`: `--begin`, ...).
+    pub fn located(e: reef_filter::LocatedError) -> ApiError {
+        ApiError {
+            status: 400,
+            message: e.err.message,
+            position: Some(e.err.pos),
+            expr: Some(e.what.trim_start_matches('-').to_string()),
         }
     }
     pub fn not_found(message: impl Into<String>) -> ApiError {
@@ -37,6 +59,7 @@ impl ApiError {
             status: 404,
             message: message.into(),
             position: None,
+            expr: None,
         }
     }
     fn expr(e: reef_filter::ExprError) -> ApiError {
@@ -44,11 +67,18 @@ impl ApiError {
             status: 400,
             message: e.message,
             position: Some(e.pos),
+            expr: None,
         }
     }
 }
 
 type R<T> = Result<T, ApiError>;
+
+impl From<reef_read::Error> for ApiError {
+    fn from(e: reef_read::Error) -> ApiError {
+        ApiError::bad(e.to_string())
+    }
+}
 
 /// Per row: its summaries, each with the value at its end.
 type RowSummaries = Vec<(u32, Vec<(Summary, i32)>)>;

@@ -16,6 +16,7 @@ use axum::Router;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+use crate::activities;
 use crate::index::View;
 use crate::query::{self, Answer, ApiError, Window};
 
@@ -37,6 +38,9 @@ impl IntoResponse for ApiError {
         let mut body = json!({"error": self.message});
         if let Some(p) = self.position {
             body["position"] = json!(p);
+        }
+        if let Some(e) = self.expr {
+            body["expr"] = json!(e);
         }
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
         (status, axum::Json(body)).into_response()
@@ -179,6 +183,7 @@ async fn run<T: Into<Answer> + Send + 'static>(
             status: 500,
             message: "the query failed".into(),
             position: None,
+            expr: None,
         }
         .into_response(),
     }
@@ -299,6 +304,46 @@ fn router(app: Arc<App>) -> Router {
                 })
             }),
         )
+        .route(
+            "/api/activities",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let text = |name: &str, what: &str| {
+                        p.0.get(name)
+                            .cloned()
+                            .ok_or_else(|| ApiError::bad(format!("`{name}` is missing: {what}")))
+                    };
+                    let begin = text("begin", "the condition that begins an activity")?;
+                    let end = text("end", "the condition that ends one")?;
+                    let key = p.0.get("key").filter(|k| !k.trim().is_empty()).cloned();
+                    let (from, to) = (p.time("from")?, p.time("to")?);
+                    if to <= from {
+                        return Err(ApiError::bad("`to` must be greater than `from`"));
+                    }
+                    let limit: usize = p
+                        .opt("limit", "a number of activities (at most 100000)")?
+                        .unwrap_or(10_000);
+                    if limit > 100_000 {
+                        return Err(ApiError::bad("`limit` must be at most 100000"));
+                    }
+                    let order = match p.0.get("sort").map(String::as_str) {
+                        None | Some("begin") => activities::Order::Begin,
+                        Some("duration") => activities::Order::Duration,
+                        Some(o) => {
+                            return Err(ApiError::bad(format!(
+                                "`sort` must be `begin` or `duration`, not {o:?}"
+                            )))
+                        }
+                    };
+                    let bins: usize = p.opt("bins", "a number of bins (1 to 1000)")?.unwrap_or(20);
+                    if !(1..=1000).contains(&bins) {
+                        return Err(ApiError::bad("`bins` must be from 1 to 1000"));
+                    }
+                    let set = activities::get(v, &begin, &end, key.as_deref())?;
+                    Ok(activities::window(&set, from, to, limit, order, bins))
+                })
+            }),
+        )
         .fallback(asset)
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
@@ -329,6 +374,7 @@ async fn guard(
                     "unexpected Host header {host:?}: use the address reef view printed"
                 ),
                 position: None,
+                expr: None,
             }
             .into_response();
         }

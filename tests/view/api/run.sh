@@ -20,5 +20,6 @@ status=0
 python3 "$here/check.py" "$reef" || status=1
 python3 "$here/robust.py" "$reef" || status=1
 python3 "$here/analyses.py" "$reef" || status=1
+python3 "$here/activities.py" "$reef" || status=1
 if [ $status -eq 0 ]; then echo "ok   all view API tests"; else echo "FAIL some view API tests"; fi
 exit $status
