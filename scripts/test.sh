@@ -53,6 +53,10 @@ if [ -f tests/view/e2e.mjs ]; then
     echo "== reef view: the page in headless Chromium"
     if REEF_BIN="$reef" node tests/view/e2e.mjs; then echo "view e2e: ok"; else echo "view e2e: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/view/e2e-activities.mjs ]; then
+    echo "== reef view: activities in headless Chromium vs reef activities --log and babeltrace2"
+    if REEF_BIN="$reef" node tests/view/e2e-activities.mjs; then echo "view activities e2e: ok"; else echo "view activities e2e: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/view/e2e-analyses.mjs ]; then
     echo "== reef view: the Analyses tab in headless Chromium vs lttng-analyses 0.6.1 references"
     if REEF_BIN="$reef" node tests/view/e2e-analyses.mjs; then echo "view analyses e2e: ok"; else echo "view analyses e2e: FAILED"; fails=$((fails + 1)); fi

@@ -103,6 +103,8 @@ export class ApiError extends Error {
     message: string,
     /** For an invalid expression: the byte offset of the error in it. */
     readonly position: number | null,
+    /** Which of the request's expressions that is (`begin`, `end`, `key`), when there are several. */
+    readonly expr: string | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -144,14 +146,16 @@ async function get<T>(path: string, params: Params, signal?: AbortSignal): Promi
     if (!res.ok) {
       let message = text || `${res.status} ${res.statusText}`;
       let position: number | null = null;
+      let expr: string | null = null;
       try {
-        const body = JSON.parse(text) as { error?: unknown; position?: unknown };
+        const body = JSON.parse(text) as { error?: unknown; position?: unknown; expr?: unknown };
         if (typeof body.error === 'string') message = body.error;
         if (typeof body.position === 'number') position = body.position;
+        if (typeof body.expr === 'string') expr = body.expr;
       } catch {
         // not JSON: keep the raw text
       }
-      throw new ApiError(res.status, message, position);
+      throw new ApiError(res.status, message, position, expr);
     }
     return JSON.parse(text) as T;
   } finally {
@@ -309,4 +313,55 @@ export function getAnalysis(
   signal?: AbortSignal,
 ): Promise<AnalysisAnswer> {
   return get<AnalysisAnswer>('analysis', { name, from, to, ...opts }, signal);
+}
+
+// --- Activities ------------------------------------------------------------------------------
+
+export interface ActivityDefinition {
+  begin: string;
+  end: string;
+  /** Empty: the thread, else the stream. */
+  key: string;
+}
+
+export interface DurationStats {
+  count: number;
+  min_ns: number;
+  avg_ns: number;
+  max_ns: number;
+  stdev_ns: number | null;
+  total_ns: number;
+}
+
+export interface Activity {
+  begin: number;
+  end: number;
+  duration: number;
+  group: string;
+  /** The rows of the begin and end events (null: on no row). */
+  rows: [number | null, number | null];
+}
+
+export interface ActivitiesAnswer {
+  total: DurationStats | null;
+  unfinished: number;
+  unmatched_ends: number;
+  unkeyed: number;
+  truncated: boolean;
+  count: number;
+  range: DurationStats | null;
+  histogram: { lower_us: number; upper_us: number; count: number }[] | null;
+  activities: Activity[];
+  more: boolean;
+  error?: string;
+}
+
+export function getActivities(
+  def: ActivityDefinition,
+  from: number,
+  to: number,
+  opts: { limit?: number; sort?: 'begin' | 'duration'; bins?: number },
+  signal?: AbortSignal,
+): Promise<ActivitiesAnswer> {
+  return get<ActivitiesAnswer>('activities', { begin: def.begin, end: def.end, key: def.key || undefined, from, to, ...opts }, signal);
 }

@@ -2,6 +2,7 @@
 // timeline, the event list and the side panel, and `window.reefView` for
 // tests and benchmarks.
 
+import { Activities, ActivitiesTab, DefinitionsPanel } from './activity';
 import { AnalysesPanel } from './analyses';
 import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Info } from './api';
 import { byId, formatCount, formatDuration, originTimeOfDay } from './format';
@@ -27,6 +28,7 @@ const progressText = byId('progress-text');
 let list: EventList;
 const stats = new StatsPanel(byId('stats'), state);
 const analyses = new AnalysesPanel(byId('analyses'), state);
+const acts = new Activities(state);
 
 const timeline = new Timeline(
   byId<HTMLCanvasElement>('timeline'),
@@ -41,6 +43,7 @@ const timeline = new Timeline(
     viewChanged: () => {
       stats.schedule();
       analyses.rangeChanged();
+      actsTab.schedule();
       updateButtons();
     },
   },
@@ -48,6 +51,27 @@ const timeline = new Timeline(
 
 list = new EventList(byId('event-list'), state, {
   selected: (s) => timeline.centerOn(s.t),
+});
+
+acts.redraw = () => timeline.invalidate();
+timeline.setOverlay(acts);
+const actsPanel = new DefinitionsPanel(byId('act-panel'), acts);
+const actsTab = new ActivitiesTab(byId('activities'), acts, state, (a) => {
+  // An activity picked in the list: selected, and in view with some room.
+  const pad = Math.max((a.end - a.begin) / 2, 1000);
+  timeline.setView(Math.max(0, a.begin - pad), a.end + pad);
+  state.setRange({ from: a.begin, to: a.end + 1 });
+});
+const messagesBtn = byId<HTMLButtonElement>('toggle-messages');
+acts.onChange(() => {
+  messagesBtn.hidden = acts.defs.length === 0;
+  timeline.overlayChanged();
+});
+messagesBtn.addEventListener('click', () => {
+  acts.setMessages(!acts.messagesOn);
+  messagesBtn.setAttribute('aria-pressed', String(acts.messagesOn));
+  messagesBtn.textContent = acts.messagesOn ? 'Hide messages' : 'Show messages';
+  messagesBtn.blur();
 });
 
 const filters = new FiltersPanel(byId('filters'), state, {
@@ -78,6 +102,7 @@ state.on('selection', () => {
 state.on('range', () => {
   stats.schedule();
   analyses.rangeChanged();
+  actsTab.schedule();
   updateButtons();
   timeline.invalidate();
 });
@@ -117,6 +142,7 @@ function updateButtons(): void {
 
 const tabs: [HTMLElement, HTMLElement][] = [
   [byId('tab-events'), byId('event-list')],
+  [byId('tab-activities'), byId('activities')],
   [byId('tab-analyses'), byId('analyses')],
 ];
 function showTab(tab: HTMLElement): void {
@@ -129,6 +155,7 @@ function showTab(tab: HTMLElement): void {
   const status = document.querySelector<HTMLElement>('.list-status');
   if (status) status.hidden = tab.id !== 'tab-events';
   analyses.setShown(tab.id === 'tab-analyses');
+  actsTab.setShown(tab.id === 'tab-activities');
 }
 for (const [t] of tabs) t.addEventListener('click', () => showTab(t));
 
@@ -170,6 +197,7 @@ function showHeader(info: Info): void {
 }
 
 let infoBusy = false;
+let urlActivities = false;
 let originKnown = false;
 
 /**
@@ -217,6 +245,11 @@ async function pollInfo(): Promise<void> {
       if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
     }
     if (!prev) timeline.startHistory();
+    // The activities the URL defines, once the index is built (they need it).
+    if (info.state !== 'building' && !urlActivities) {
+      urlActivities = true;
+      void acts.loadFromUrl();
+    }
     if (info.state === 'building') setTimeout(() => void pollInfo(), INFO_POLL_MS);
   } catch (e) {
     errorBox.hidden = false;
@@ -250,7 +283,9 @@ function busy(): boolean {
     filters.busy() ||
     searchPanel.busy() ||
     stats.busy() ||
-    analyses.busy()
+    analyses.busy() ||
+    actsPanel.busy() ||
+    actsTab.busy()
   );
 }
 
@@ -289,8 +324,10 @@ const reefView = {
   /** The wakeup arrows drawn. */
   arrows: () => timeline.arrowsNow(),
   filterId: () => state.filterId,
-  /** Opens a tab under the timeline: 'events' or 'analyses'. */
-  showTab: (name: 'events' | 'analyses') => showTab(byId(`tab-${name}`)),
+  /** Opens a tab under the timeline: 'events', 'activities' or 'analyses'. */
+  showTab: (name: 'events' | 'activities' | 'analyses') => showTab(byId(`tab-${name}`)),
+  /** The activities drawn: slices (row, stacking level) and arrows. */
+  activities: () => acts.drawnNow(timeline.clientGeometry()),
 };
 
 declare global {

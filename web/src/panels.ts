@@ -6,7 +6,7 @@ import { byteToCharOffset, byId, el, formatCount, formatDuration, formatTimeOfDa
 import type { State } from './state';
 
 /** Shows an API error; for an expression error, the expression with a caret under its position. */
-function showExprError(box: HTMLElement, expr: string, e: unknown): void {
+export function showExprError(box: HTMLElement, expr: string, e: unknown): void {
   box.hidden = false;
   const message = el('div', { class: 'expr-message' }, e instanceof Error ? e.message : String(e));
   if (e instanceof ApiError && e.position !== null) {

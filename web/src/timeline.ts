@@ -86,6 +86,25 @@ type Drag =
   | { kind: 'pan'; x0: number; from0: number; to0: number; moved: boolean }
   | { kind: 'range'; t0: number; moved: boolean; x0: number };
 
+/** Where a row is drawn on the canvas, and where a time is. */
+export interface OverlayGeometry {
+  xOf(t: number): number;
+  /** The row's box (CSS px), or null when it is not on screen. */
+  rowBox(rowId: number): { y: number; h: number } | null;
+  plotLeft: number;
+  plotRight: number;
+}
+
+/** Something drawn over the rows (activities), with its own data and tooltips. */
+export interface Overlay {
+  /** The visible range or the rows on screen changed: fetch what is drawn. */
+  viewChanged(from: number, to: number, widthPx: number): void;
+  draw(ctx: CanvasRenderingContext2D, g: OverlayGeometry): void;
+  /** The tooltip at (x, y), canvas CSS px: a key (same key, same tooltip) and its lines. */
+  hit(x: number, y: number, g: OverlayGeometry): { key: string; rows: [string, string][] } | null;
+  busy(): boolean;
+}
+
 export interface TimelineCallbacks {
   /** A mark was clicked: its first event. */
   markClicked(ev: EventLine): void;
@@ -128,6 +147,7 @@ export class Timeline {
   private constructed = false;
   private history: Range[] = [];
   private historyIndex = -1;
+  private overlay: Overlay | null = null;
   private historyTimer: number | null = null;
 
   constructor(
@@ -149,6 +169,18 @@ export class Timeline {
   }
 
   // --- Public API --------------------------------------------------------------
+
+  setOverlay(o: Overlay): void {
+    this.overlay = o;
+    this.invalidate();
+    this.fetch();
+  }
+
+  /** The overlay's data changed or must be fetched again. */
+  overlayChanged(): void {
+    this.fetch();
+    this.invalidate();
+  }
 
   view(): Range {
     return { from: this.from, to: this.to };
@@ -279,7 +311,8 @@ export class Timeline {
       this.arrowsController === null &&
       this.countsController === null &&
       this.tipTimer === null &&
-      !this.tipBusy
+      !this.tipBusy &&
+      !(this.overlay?.busy() ?? false)
     );
   }
 
@@ -499,6 +532,35 @@ export class Timeline {
     this.cache.want(needs, this.state.filterId, this.state.generation, info.end, info.state !== 'building');
     this.fetchArrows();
     this.fetchRangeCounts();
+    this.overlay?.viewChanged(Math.max(0, Math.floor(this.from)), Math.ceil(this.to), this.plotW());
+  }
+
+  /** The overlay's geometry in client coordinates (for tests). */
+  clientGeometry(): OverlayGeometry {
+    const r = this.canvas.getBoundingClientRect();
+    const g = this.geometry();
+    return {
+      xOf: (t) => r.left + g.xOf(t),
+      rowBox: (id) => {
+        const b = g.rowBox(id);
+        return b && { y: r.top + b.y, h: b.h };
+      },
+      plotLeft: r.left + g.plotLeft,
+      plotRight: r.left + g.plotRight,
+    };
+  }
+
+  private geometry(): OverlayGeometry {
+    return {
+      xOf: (t) => this.xOf(t),
+      rowBox: (id) => {
+        const i = this.lineOfRow.get(id);
+        if (i === undefined) return null;
+        return { y: AXIS_H + i * ROW_H - this.scrollY, h: ROW_H };
+      },
+      plotLeft: LABEL_W,
+      plotRight: LABEL_W + this.plotW(),
+    };
   }
 
   private fetchArrows(): void {
@@ -598,6 +660,7 @@ export class Timeline {
       }
       if (line.row) this.drawRow(line.row, y, k);
     }
+    this.overlay?.draw(ctx, this.geometry());
     this.drawSelectedEvent();
     if (this.arrowsOn) this.drawArrows();
     this.drawRange(a, b);
@@ -1177,6 +1240,11 @@ export class Timeline {
     const p = this.place(x, y);
     if (p.area !== 'plot' || !p.line) {
       this.hideTip();
+      return;
+    }
+    const oh = this.overlay?.hit(x, y, this.geometry());
+    if (oh) {
+      this.showTip(oh.key, cx, cy, oh.rows);
       return;
     }
     const ar = this.arrowAt(x, y);

@@ -194,6 +194,9 @@ impl KeyOf {
     }
 }
 
+/// An open activity: its begin time and tag.
+type Begun = (i64, u64);
+
 /// Says something of an event that begins or ends an activity (a front
 /// end's row for it, say), kept in [`Interval::tags`].
 pub type Tagger = Box<dyn FnMut(&Msg<'_>) -> u64 + Send>;
@@ -209,7 +212,7 @@ pub struct Activities {
     streams: Vec<String>,
     /// Per key seen: its group text and the begin times (and tags) of its
     /// open activities, most recent last.
-    open: HashMap<Vec<KeyPart>, (String, Vec<(i64, u64)>)>,
+    open: HashMap<Vec<KeyPart>, (String, Vec<Begun>)>,
     tagger: Option<Tagger>,
     /// End events with no open activity of their key.
     pub unmatched_ends: u64,

@@ -135,7 +135,12 @@ fn compute(view: &View, spec: (String, String, Option<String>)) -> Result<Set, A
         },
     )?;
     ivs.sort_by_key(|i| (i.begin, i.end));
-    let total = out.report.stats.into_iter().find(|g| g.group.is_empty()).map(|g| g.summary);
+    let total = out
+        .report
+        .stats
+        .into_iter()
+        .find(|g| g.group.is_empty())
+        .map(|g| g.summary);
     Ok(Set {
         spec,
         ivs,
