@@ -12,6 +12,7 @@
 // only if every check passed. Screenshots: tests/view/screenshots/.
 
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, launchBrowser, openPage, settle, shot, startServer, summary, tooltipAt } from './e2e-lib.mjs';
 
@@ -220,6 +221,38 @@ async function kernel(browser) {
       assertEq(JSON.stringify(got.map((g) => [g.begin, g.end, g.group])), JSON.stringify(want.map((w) => [w.begin, w.end, w.group])), 'list');
       return `${got.length} lines`;
     });
+    // Periods, as lttng-analyses defines them: its own outputs on this trace.
+    // (times from the Epoch are past 2^53: read as text, then BigInts)
+    const ref = (k) =>
+      JSON.parse(readFileSync(join(ROOT, `tests/periods/lttng-analyses/irq.${k}.json`), 'utf8').replace(/(?<![\d.])(\d{16,})(?![\d.])/g, '"$1"'));
+    const [stats, freq, top] = [ref('stats'), ref('freq'), ref('top')];
+    await page.fill('#per-defs', stats.period);
+    await page.click('#per-add');
+    await settle(page, 60000);
+    await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+    await settle(page, 60000);
+    await page.selectOption('#act-which', { index: 1 });
+    await page.selectOption('#act-sort', 'duration');
+    await settle(page, 60000);
+    await check("kernel: periods, longest first: lttng-periodtop's", async () => {
+      const got = (await listed(page)).slice(0, top.rows.length);
+      const want = top.rows.map(([b, e, d, n]) => [Number(BigInt(b) - origin), Number(BigInt(e) - origin), (d / 1e3).toFixed(3), n]);
+      assertEq(JSON.stringify(got.map((g) => [g.begin, g.end, g.duration, g.group])), JSON.stringify(want), 'the longest');
+    });
+    await check("kernel: periods' statistics: lttng-periodstats'", async () => {
+      const [name, count, min, , max] = stats.rows[0];
+      const text = await page.textContent('#act-stats');
+      const m = new RegExp(`whole trace, ${name}: ([\\d,]+) · min (.+?) · avg .+? · max (.+?) · stdev`).exec(text);
+      assert(m, `stats: ${text}`);
+      assertEq(Number(m[1].replace(/,/g, '')), count, 'count');
+      assertEq(durationNs(m[2]), min, 'min');
+      assertEq(durationNs(m[3]), max, 'max');
+    });
+    await check("kernel: periods' histogram over the whole trace: lttng-periodfreq's", async () => {
+      const bars = await page.evaluate(() => [...document.querySelectorAll('#act-hist .act-bar')].map((b) => Number(b.dataset.count)));
+      assertEq(JSON.stringify(bars), JSON.stringify(freq.rows.map((r) => r[2])), 'counts');
+    });
+    await shot(page, 'activities-periods');
     await check('kernel: no console error or exception in the page', () => assertEq(errors.join('\n'), '', 'errors'));
   } finally {
     await page.close();

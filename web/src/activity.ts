@@ -20,10 +20,10 @@ const SLICE_H = 3;
 /** Activities listed in the tab. */
 const LIST_LIMIT = 1000;
 
-export interface Def extends ActivityDefinition {
+export type Def = ActivityDefinition & {
   id: number;
   colour: string;
-}
+};
 
 interface Drawn {
   def: Def;
@@ -33,20 +33,34 @@ interface Drawn {
   depth: number;
 }
 
+/** A period definition's name: `NAME[(PARENT)] : ...`. */
+function periodName(def: string): string {
+  return def.split(':')[0]!.replace(/\(.*$/, '').trim();
+}
+
 export function defLabel(d: ActivityDefinition): string {
+  if (d.kind === 'periods') return `periods: ${d.periods.map(periodName).join(', ')}`;
   return `${d.begin} → ${d.end}${d.key ? ` [${d.key}]` : ''}`;
 }
 
-/** The definitions in the URL (`#acts=` JSON of [begin, end, key] triples). */
+/**
+ * The definitions in the URL (`#acts=` JSON: an activity as its [begin,
+ * end, key], a set of periods as {"periods": [...]}).
+ */
 function defsFromUrl(): ActivityDefinition[] {
   const m = /(?:^#|&)acts=([^&]*)/.exec(location.hash);
   if (!m) return [];
+  const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
   try {
     const v = JSON.parse(decodeURIComponent(m[1]!)) as unknown;
     if (!Array.isArray(v)) return [];
-    return v
-      .filter((x): x is [string, string, string] => Array.isArray(x) && x.length === 3 && x.every((s) => typeof s === 'string'))
-      .map(([begin, end, key]) => ({ begin, end, key }));
+    const out: ActivityDefinition[] = [];
+    for (const x of v as unknown[]) {
+      if (strings(x) && x.length === 3) out.push({ kind: 'activities', begin: x[0]!, end: x[1]!, key: x[2]! });
+      else if (x && typeof x === 'object' && 'periods' in x && strings(x.periods) && x.periods.length)
+        out.push({ kind: 'periods', periods: x.periods });
+    }
+    return out;
   } catch {
     return [];
   }
@@ -54,7 +68,8 @@ function defsFromUrl(): ActivityDefinition[] {
 
 function defsToUrl(defs: ActivityDefinition[]): void {
   const rest = location.hash.replace(/^#/, '').split('&').filter((p) => p && !p.startsWith('acts='));
-  if (defs.length) rest.push(`acts=${encodeURIComponent(JSON.stringify(defs.map((d) => [d.begin, d.end, d.key])))}`);
+  const json = defs.map((d) => (d.kind === 'periods' ? { periods: d.periods } : [d.begin, d.end, d.key]));
+  if (defs.length) rest.push(`acts=${encodeURIComponent(JSON.stringify(json))}`);
   history.replaceState(null, '', `${location.pathname}${location.search}${rest.length ? `#${rest.join('&')}` : ''}`);
 }
 
@@ -254,7 +269,7 @@ export class Activities implements Overlay {
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     const row = (r: number | null): string => (r === null ? '—' : (this.state.rowById.get(r)?.label ?? `row ${r}`));
     const rows: [string, string][] = [
-      ['activity', defLabel(d.def)],
+      d.def.kind === 'periods' ? ['period', d.a.name] : ['activity', defLabel(d.def)],
       ['group', d.a.group || '—'],
       ['begin', tod(d.a.begin)],
       ['end', tod(d.a.end)],
@@ -266,7 +281,7 @@ export class Activities implements Overlay {
   }
 
   hit(x: number, y: number, g: OverlayGeometry): { key: string; rows: [string, string][] } | null {
-    const key = (d: Drawn): string => `act:${d.def.id}:${d.a.begin}:${d.a.end}:${d.a.rows.join(',')}`;
+    const key = (d: Drawn): string => `act:${d.def.id}:${d.a.name}:${d.a.begin}:${d.a.end}:${d.a.rows.join(',')}`;
     // The innermost (deepest) slice under the pointer first.
     let best: Drawn | null = null;
     for (const d of this.drawn.slices) {
@@ -302,6 +317,7 @@ function distToSegment(px: number, py: number, x1: number, y1: number, x2: numbe
 
 export class DefinitionsPanel {
   private inputs: Record<'begin' | 'end' | 'key', HTMLInputElement>;
+  private periods: HTMLTextAreaElement;
   private error: HTMLElement;
   private status: HTMLElement;
   private list: HTMLElement;
@@ -325,11 +341,19 @@ export class DefinitionsPanel {
         if (e.key === 'Enter') void this.add();
       });
     }
+    this.periods = el('textarea', {
+      id: 'per-defs',
+      rows: '2',
+      spellcheck: 'false',
+      placeholder: 'or periods, one per line: NAME[(PARENT)] : BEGIN [: END]',
+    });
+    const addPeriods = el('button', { id: 'per-add', type: 'button' }, 'Add periods');
+    addPeriods.onclick = () => void this.addPeriods();
     this.error = el('div', { class: 'expr-error', id: 'act-error' });
     this.error.hidden = true;
     this.status = el('div', { class: 'status', id: 'act-status' });
     this.list = el('div', { id: 'act-defs' });
-    box.append(this.inputs.begin, this.inputs.end, this.inputs.key, add, this.error, this.status, this.list);
+    box.append(this.inputs.begin, this.inputs.end, this.inputs.key, add, this.periods, addPeriods, this.error, this.status, this.list);
     acts.onChange(() => this.render());
   }
 
@@ -338,26 +362,50 @@ export class DefinitionsPanel {
   }
 
   private async add(): Promise<void> {
-    const d = { begin: this.inputs.begin.value, end: this.inputs.end.value, key: this.inputs.key.value.trim() };
+    const d = { kind: 'activities' as const, begin: this.inputs.begin.value, end: this.inputs.end.value, key: this.inputs.key.value.trim() };
     if (!d.begin.trim() || !d.end.trim()) {
       this.error.hidden = false;
       this.error.textContent = 'An activity needs a begin and an end condition.';
       return;
     }
+    await this.submit(d, () => {
+      for (const i of Object.values(this.inputs)) i.value = '';
+    });
+  }
+
+  private async addPeriods(): Promise<void> {
+    const periods = this.periods.value.split('\n').filter((l) => l.trim());
+    if (!periods.length) {
+      this.error.hidden = false;
+      this.error.textContent = 'Periods: one definition per line, NAME[(PARENT)] : BEGIN [: END].';
+      return;
+    }
+    await this.submit({ kind: 'periods', periods }, () => {
+      this.periods.value = '';
+    });
+  }
+
+  private async submit(d: ActivityDefinition, done: () => void): Promise<void> {
     this.adding = true;
     this.error.hidden = true;
-    this.status.textContent = 'finding the activities…';
+    this.status.textContent = 'finding the intervals…';
     try {
       await this.acts.add(d);
       this.status.textContent = '';
-      for (const i of Object.values(this.inputs)) i.value = '';
+      done();
     } catch (e) {
       this.status.textContent = '';
-      const which = e instanceof ApiError && (e.expr === 'begin' || e.expr === 'end' || e.expr === 'key') ? e.expr : null;
-      showExprError(this.error, which ? d[which] : '', e);
-      if (which) {
+      const which = e instanceof ApiError ? e.expr : null;
+      if (d.kind === 'activities' && (which === 'begin' || which === 'end' || which === 'key')) {
+        showExprError(this.error, d[which], e);
         this.error.prepend(el('div', { class: 'expr-message' }, `in the ${which} ${which === 'key' ? '' : 'condition'}:`));
         this.inputs[which].focus();
+      } else if (e instanceof ApiError && e.text !== null) {
+        showExprError(this.error, e.text, e);
+        this.error.prepend(el('div', { class: 'expr-message' }, `in the ${which ?? 'definition'}:`));
+        if (d.kind === 'periods') this.periods.focus();
+      } else {
+        showExprError(this.error, '', e);
       }
     } finally {
       this.adding = false;
@@ -372,7 +420,8 @@ export class DefinitionsPanel {
         swatch.style.background = d.colour;
         const remove = el('button', { type: 'button', title: 'Remove', class: 'act-remove' }, '×');
         remove.onclick = () => this.acts.remove(d.id);
-        line.append(swatch, el('span', { class: 'act-label' }, defLabel(d)), remove);
+        const kind = d.kind === 'periods' ? d.periods.join('\n') : defLabel(d);
+        line.append(swatch, el('span', { class: 'act-label', title: kind }, defLabel(d)), remove);
         return line;
       }),
     );
@@ -383,6 +432,7 @@ export class DefinitionsPanel {
 
 export class ActivitiesTab {
   private select: HTMLSelectElement;
+  private name: HTMLSelectElement;
   private sort: HTMLSelectElement;
   private status: HTMLElement;
   private stats: HTMLElement;
@@ -401,18 +451,24 @@ export class ActivitiesTab {
     private pick: (a: Activity) => void,
   ) {
     this.select = el('select', { id: 'act-which', 'aria-label': 'Activity' });
+    this.name = el('select', { id: 'act-name', 'aria-label': 'Period name' });
+    this.name.hidden = true;
     this.sort = el('select', { id: 'act-sort', 'aria-label': 'Order' });
     this.sort.append(el('option', { value: 'begin' }, 'by begin time'), el('option', { value: 'duration' }, 'longest first'));
     this.status = el('span', { id: 'act-tab-status', class: 'status' });
     const tools = el('div', { class: 'an-tools' });
-    tools.append(this.select, this.sort, this.status);
+    tools.append(this.select, this.name, this.sort, this.status);
     this.stats = el('div', { id: 'act-stats', class: 'act-stats' });
     this.histogram = el('div', { id: 'act-hist', class: 'act-hist' });
     this.table = el('table', { id: 'act-list', class: 'lami' });
     const top = el('div', { class: 'act-top' });
     top.append(this.stats, this.histogram);
     box.append(tools, top, this.table);
-    this.select.onchange = () => this.schedule(0);
+    this.select.onchange = () => {
+      this.options();
+      this.schedule(0);
+    };
+    this.name.onchange = () => this.schedule(0);
     this.sort.onchange = () => this.schedule(0);
     acts.onChange(() => {
       this.options();
@@ -425,6 +481,13 @@ export class ActivitiesTab {
     const keep = this.select.value;
     this.select.replaceChildren(...this.acts.defs.map((d) => el('option', { value: String(d.id) }, defLabel(d))));
     if (this.acts.defs.some((d) => String(d.id) === keep)) this.select.value = keep;
+    // Periods: all of them, or those of one name.
+    const def = this.acts.defs.find((d) => String(d.id) === this.select.value);
+    const names = def?.kind === 'periods' ? [...new Set(def.periods.map(periodName))] : [];
+    const keepName = this.name.value;
+    this.name.replaceChildren(el('option', { value: '' }, 'every period'), ...names.map((n) => el('option', { value: n }, n)));
+    if (names.includes(keepName)) this.name.value = keepName;
+    this.name.hidden = names.length < 2;
   }
 
   setShown(on: boolean): void {
@@ -460,14 +523,15 @@ export class ActivitiesTab {
     const from = Math.max(0, Math.floor(r.from));
     const to = Math.max(from + 1, Math.ceil(r.to));
     const sort = this.sort.value === 'duration' ? 'duration' : 'begin';
-    const key = JSON.stringify([def.id, from, to, sort]);
+    const name = this.name.hidden ? '' : this.name.value;
+    const key = JSON.stringify([def.id, from, to, sort, name]);
     if (key === this.last) return;
     this.c?.abort();
     const c = new AbortController();
     this.c = c;
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     try {
-      const a = await getActivities(def, from, to, { sort, limit: LIST_LIMIT, bins: 20 }, c.signal);
+      const a = await getActivities(def, from, to, { sort, limit: LIST_LIMIT, bins: 20, name: name || undefined }, c.signal);
       this.last = key;
       const where = `${this.state.range ? 'selection' : 'visible range'} ${tod(from)} – ${tod(to)}`;
       this.status.textContent = `${formatCount(a.count)} overlapping the ${where}${a.more ? ` (the first ${formatCount(LIST_LIMIT)} listed)` : ''}`;
@@ -494,7 +558,8 @@ export class ActivitiesTab {
     if (a.unmatched_ends) notes.push(`${formatCount(a.unmatched_ends)} ends without a begin`);
     if (a.unkeyed) notes.push(`${formatCount(a.unkeyed)} events without the key`);
     if (a.truncated) notes.push('only the first 2,000,000 kept');
-    this.stats.replaceChildren(line('in range', a.range), line('whole trace', a.total));
+    this.stats.replaceChildren(line('in range', a.range), ...a.totals.map((t) => line(t.name ? `whole trace, ${t.name}` : 'whole trace', t)));
+    if (!a.totals.length) this.stats.append(line('whole trace', null));
     if (notes.length) this.stats.append(el('div', { class: 'status' }, notes.join(' · ')));
     if (a.error) this.stats.append(el('div', { class: 'an-error' }, a.error));
   }
@@ -525,7 +590,9 @@ export class ActivitiesTab {
     const head = this.table.createTHead();
     head.replaceChildren();
     const hr = head.insertRow();
-    for (const [t, num] of [['begin', false], ['end', false], ['duration (µs)', true], ['group', false], ['row', false]] as const) {
+    const periods = list.some((a) => a.name);
+    const cols = [['begin', false], ['end', false], ['duration (µs)', true], [periods ? 'period' : 'group', false], ['row', false]] as const;
+    for (const [t, num] of cols) {
       const th = el('th', num ? { class: 'num' } : {}, t);
       hr.appendChild(th);
     }
@@ -539,7 +606,7 @@ export class ActivitiesTab {
         el('td', {}, tod(a.begin)),
         el('td', {}, tod(a.end)),
         el('td', { class: 'num', title: formatDuration(a.duration) }, (a.duration / 1e3).toFixed(3)),
-        el('td', {}, a.group),
+        el('td', {}, periods ? a.name + (a.group ? ` (${a.group})` : '') : a.group),
         el('td', {}, rows),
       );
       tr.onclick = () => this.pick(a);

@@ -105,6 +105,8 @@ export class ApiError extends Error {
     readonly position: number | null,
     /** Which of the request's expressions that is (`begin`, `end`, `key`), when there are several. */
     readonly expr: string | null = null,
+    /** That expression's text (a period definition). */
+    readonly text: string | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -147,15 +149,17 @@ async function get<T>(path: string, params: Params, signal?: AbortSignal): Promi
       let message = text || `${res.status} ${res.statusText}`;
       let position: number | null = null;
       let expr: string | null = null;
+      let exprText: string | null = null;
       try {
-        const body = JSON.parse(text) as { error?: unknown; position?: unknown; expr?: unknown };
+        const body = JSON.parse(text) as { error?: unknown; position?: unknown; expr?: unknown; text?: unknown };
         if (typeof body.error === 'string') message = body.error;
         if (typeof body.position === 'number') position = body.position;
         if (typeof body.expr === 'string') expr = body.expr;
+        if (typeof body.text === 'string') exprText = body.text;
       } catch {
         // not JSON: keep the raw text
       }
-      throw new ApiError(res.status, message, position, expr);
+      throw new ApiError(res.status, message, position, expr, exprText);
     }
     return JSON.parse(text) as T;
   } finally {
@@ -317,12 +321,10 @@ export function getAnalysis(
 
 // --- Activities ------------------------------------------------------------------------------
 
-export interface ActivityDefinition {
-  begin: string;
-  end: string;
-  /** Empty: the thread, else the stream. */
-  key: string;
-}
+/** `reef activities`' definition (an empty key: the thread, else the stream), or `reef periods`' definitions. */
+export type ActivityDefinition =
+  | { kind: 'activities'; begin: string; end: string; key: string }
+  | { kind: 'periods'; periods: string[] };
 
 export interface DurationStats {
   count: number;
@@ -334,6 +336,8 @@ export interface DurationStats {
 }
 
 export interface Activity {
+  /** The period's name (activities: empty). */
+  name: string;
   begin: number;
   end: number;
   duration: number;
@@ -343,7 +347,8 @@ export interface Activity {
 }
 
 export interface ActivitiesAnswer {
-  total: DurationStats | null;
+  /** Per name (activities: one, named ""): every interval's statistics. */
+  totals: (DurationStats & { name: string })[];
   unfinished: number;
   unmatched_ends: number;
   unkeyed: number;
@@ -356,12 +361,14 @@ export interface ActivitiesAnswer {
   error?: string;
 }
 
+/** /api/activities or /api/periods. */
 export function getActivities(
   def: ActivityDefinition,
   from: number,
   to: number,
-  opts: { limit?: number; sort?: 'begin' | 'duration'; bins?: number },
+  opts: { limit?: number; sort?: 'begin' | 'duration'; bins?: number; name?: string },
   signal?: AbortSignal,
 ): Promise<ActivitiesAnswer> {
+  if (def.kind === 'periods') return get<ActivitiesAnswer>('periods', { periods: def.periods.join('\n'), from, to, ...opts }, signal);
   return get<ActivitiesAnswer>('activities', { begin: def.begin, end: def.end, key: def.key || undefined, from, to, ...opts }, signal);
 }

@@ -197,9 +197,7 @@ impl KeyOf {
 /// An open activity: its begin time and tag.
 type Begun = (i64, u64);
 
-/// Says something of an event that begins or ends an activity (a front
-/// end's row for it, say), kept in [`Interval::tags`].
-pub type Tagger = Box<dyn FnMut(&Msg<'_>) -> u64 + Send>;
+pub use crate::intervals::Tagger;
 
 /// The activity engine: conditions compiled against the traces of one
 /// reading, and the activities open per key.

@@ -33,6 +33,36 @@ pub struct ReportSpec {
     pub top: Option<usize>,
 }
 
+/// Says something of an event that begins or ends an interval (a front
+/// end's row for it, say), kept in [`Interval::tags`].
+pub type Tagger = Box<dyn FnMut(&Msg<'_>) -> u64 + Send>;
+
+/// The current event's tag, asked of the tagger once at most.
+pub(crate) struct TagOf<'a, 'm> {
+    tagger: Option<&'a mut Tagger>,
+    m: &'a Msg<'m>,
+    tag: Option<u64>,
+}
+
+impl<'a, 'm> TagOf<'a, 'm> {
+    pub(crate) fn new(tagger: Option<&'a mut Tagger>, m: &'a Msg<'m>) -> Self {
+        TagOf {
+            tagger,
+            m,
+            tag: None,
+        }
+    }
+
+    pub(crate) fn get(&mut self) -> u64 {
+        if let Some(t) = self.tag {
+            return t;
+        }
+        let t = self.tagger.as_mut().map_or(0, |f| f(self.m));
+        self.tag = Some(t);
+        t
+    }
+}
+
 /// One interval found in the trace.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Interval {
@@ -47,7 +77,7 @@ pub struct Interval {
     /// Captured values, `name = value`.
     pub captures: Vec<(String, String)>,
     /// What the engine's tagger said of the begin and end events (see
-    /// [`crate::activities::Tagger`]; 0 without one).
+    /// [`Tagger`]; 0 without one).
     #[serde(skip)]
     pub tags: [u64; 2],
 }

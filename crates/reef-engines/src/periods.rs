@@ -47,7 +47,7 @@ use reef_filter::{
 };
 use reef_read::Msg;
 
-use crate::intervals::{Interval, IntervalEngine};
+use crate::intervals::{Interval, IntervalEngine, TagOf, Tagger};
 
 /// Period definitions, as the user writes them.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +83,8 @@ struct Def {
 struct Open {
     def: usize,
     begin_ns: i64,
+    /// The tagger's word on the begin event.
+    tag: u64,
     saved: Vec<Owned>,
     begin_caps: Vec<(String, Owned)>,
     children: Vec<Open>,
@@ -293,6 +295,7 @@ pub struct Periods {
     group_by: Vec<String>,
     opens: Vec<Open>,
     unfinished: BTreeMap<String, u64>,
+    tagger: Option<Tagger>,
 }
 
 impl Periods {
@@ -310,7 +313,13 @@ impl Periods {
             group_by,
             opens: Vec::new(),
             unfinished: BTreeMap::new(),
+            tagger: None,
         })
+    }
+
+    /// Has `tagger` tag the begin and end events of every period.
+    pub fn set_tagger(&mut self, tagger: Tagger) {
+        self.tagger = Some(tagger);
     }
 
     fn count_unfinished_in(unfinished: &mut BTreeMap<String, u64>, b: &Builder, o: &Open) {
@@ -328,13 +337,14 @@ impl Periods {
         cur: &StreamCursor,
         ns: i64,
         found: &mut Vec<Interval>,
+        tag: &mut TagOf,
     ) {
         let mut i = 0;
         while i < opens.len() {
             {
                 let o = &mut opens[i];
                 let mut kids = std::mem::take(&mut o.children);
-                self.end(&mut kids, &o.saved, cur, ns, found);
+                self.end(&mut kids, &o.saved, cur, ns, found, tag);
                 opens[i].children = kids;
             }
             let o = &opens[i];
@@ -374,7 +384,7 @@ impl Periods {
                     duration_ns: ns - o.begin_ns,
                     group,
                     captures,
-                    tags: [0; 2],
+                    tags: [o.tag, tag.get()],
                 });
             } else {
                 i += 1;
@@ -391,6 +401,7 @@ impl Periods {
         parent: &[Owned],
         cur: &StreamCursor,
         ns: i64,
+        tag: &mut TagOf,
     ) {
         for &d in defs {
             let def = &b.defs[d];
@@ -404,6 +415,7 @@ impl Periods {
                 opens.push(Open {
                     def: d,
                     begin_ns: ns,
+                    tag: tag.get(),
                     saved: def
                         .saved
                         .iter()
@@ -421,7 +433,7 @@ impl Periods {
         for o in opens.iter_mut() {
             let kids = &b.defs[o.def].children;
             if !kids.is_empty() {
-                Self::begin(b, &mut o.children, kids, &o.saved, cur, ns);
+                Self::begin(b, &mut o.children, kids, &o.saved, cur, ns, tag);
             }
         }
     }
@@ -430,11 +442,22 @@ impl Periods {
 impl IntervalEngine for Periods {
     fn event(&mut self, m: &Msg<'_>, ns: i64, found: &mut Vec<Interval>) {
         let mut opens = std::mem::take(&mut self.opens);
+        let mut tagger = self.tagger.take();
+        let mut tag = TagOf::new(tagger.as_mut(), m);
         if !opens.is_empty() {
-            self.end(&mut opens, &[], m.cursor, ns, found);
+            self.end(&mut opens, &[], m.cursor, ns, found, &mut tag);
         }
-        Self::begin(&self.b, &mut opens, &self.roots, &[], m.cursor, ns);
+        Self::begin(
+            &self.b,
+            &mut opens,
+            &self.roots,
+            &[],
+            m.cursor,
+            ns,
+            &mut tag,
+        );
         self.opens = opens;
+        self.tagger = tagger;
     }
 
     fn unfinished(&self) -> BTreeMap<String, u64> {

@@ -1,12 +1,17 @@
-//! Activities for the page (`/api/activities`): the intervals `reef
-//! activities` finds for a definition (begin and end conditions, a key),
-//! computed once over the command line's reading and kept, with the rows
-//! of their begin and end events, for the windows the page asks.
+//! Activities and periods for the page (`/api/activities`,
+//! `/api/periods`): the intervals `reef activities` finds for a definition
+//! (begin and end conditions, a key), or `reef periods` for a set of
+//! period definitions, computed once over the command line's reading and
+//! kept, with the rows of their begin and end events, for the windows the
+//! page asks.
 
 use std::sync::{Arc, Mutex};
 
 use reef_engines::activities::{Activities, ActivitySpec};
-use reef_engines::intervals::{run as run_intervals, Acc, Freq, ReportSpec, Summary};
+use reef_engines::intervals::{
+    run as run_intervals, Acc, Freq, Interval, ReportSpec, Summary, Tagger,
+};
+use reef_engines::periods::{PeriodSpec, Periods};
 use serde_json::{json, Value};
 
 use crate::index::{Phase, View};
@@ -19,27 +24,44 @@ pub const MAX_KEPT: usize = 2_000_000;
 /// Definitions whose activities are kept at once.
 const CACHED: usize = 4;
 
-/// One activity: page times (ns from the first event), the rows of its
-/// begin and end events (`u32::MAX`: none), its group.
+/// What is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    /// `reef activities --begin B --end E [--key K]`.
+    Activities {
+        begin: String,
+        end: String,
+        key: Option<String>,
+    },
+    /// `reef periods --period P...`.
+    Periods(Vec<String>),
+}
+
+/// One interval: page times (ns from the first event), the rows of its
+/// begin and end events (`u32::MAX`: none), its name (periods) and group.
 #[derive(Debug, Clone, Copy)]
 pub struct Iv {
     pub begin: i64,
     pub end: i64,
     pub rows: [u32; 2],
+    pub name: u32,
     pub group: u32,
 }
 
-/// The activities of one definition.
+/// The intervals of one definition.
 pub struct Set {
-    pub spec: (String, String, Option<String>),
+    pub spec: Spec,
     /// By begin time (then end time).
     pub ivs: Vec<Iv>,
     pub groups: Vec<String>,
+    /// Period names (activities: one, empty).
+    pub names: Vec<String>,
     /// The longest activity (bounds the search for those overlapping a
     /// window).
     pub longest: i64,
-    /// Every activity's statistics, as `reef activities` reports them.
-    pub total: Option<Summary>,
+    /// Every interval's statistics per name, as `reef activities` and
+    /// `reef periods` report them.
+    pub totals: Vec<(String, Summary)>,
     pub unfinished: u64,
     pub unmatched_ends: u64,
     pub unkeyed: u64,
@@ -52,10 +74,9 @@ pub struct Set {
 #[derive(Default)]
 pub struct Cache(Mutex<Vec<Arc<Set>>>);
 
-/// The activities of a definition: from the cache, or computed (a pass
-/// over the traces at the activities engine's speed).
-pub fn get(view: &View, begin: &str, end: &str, key: Option<&str>) -> Result<Arc<Set>, ApiError> {
-    let spec = (begin.to_string(), end.to_string(), key.map(str::to_string));
+/// The intervals of a definition: from the cache, or computed (a pass
+/// over the traces at the engine's speed).
+pub fn get(view: &View, spec: Spec) -> Result<Arc<Set>, ApiError> {
     {
         let mut c = view.activities.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = c.iter().position(|s| s.spec == spec) {
@@ -73,89 +94,169 @@ pub fn get(view: &View, begin: &str, end: &str, key: Option<&str>) -> Result<Arc
     Ok(set)
 }
 
-fn compute(view: &View, spec: (String, String, Option<String>)) -> Result<Set, ApiError> {
+/// Interns strings.
+#[derive(Default)]
+struct Names {
+    list: Vec<String>,
+    ids: std::collections::HashMap<String, u32>,
+}
+
+impl Names {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(s.to_string());
+        self.ids.insert(s.to_string(), i);
+        i
+    }
+}
+
+/// What the log of a pass keeps.
+struct Kept {
+    origin: i64,
+    ivs: Vec<Iv>,
+    names: Names,
+    groups: Names,
+    truncated: bool,
+    longest: i64,
+}
+
+impl Kept {
+    fn add(&mut self, iv: &Interval) {
+        if self.ivs.len() >= MAX_KEPT {
+            self.truncated = true;
+            return;
+        }
+        let row = |t: u64| if t == 0 { u32::MAX } else { (t - 1) as u32 };
+        self.longest = self.longest.max(iv.duration_ns);
+        let (name, group) = (self.names.id(&iv.name), self.groups.id(&iv.group));
+        self.ivs.push(Iv {
+            begin: iv.begin_ns - self.origin,
+            end: iv.end_ns - self.origin,
+            rows: [row(iv.tags[0]), row(iv.tags[1])],
+            name,
+            group,
+        });
+    }
+}
+
+fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
     // Rows: the base index's, as its model found them.
     let (origin, model, rows) = {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
         if b.marks.phase == Phase::Building {
-            return Err(ApiError::conflict("activities: once the index is built"));
+            return Err(ApiError::conflict(
+                "activities and periods: once the index is built",
+            ));
         }
         let origin = b
             .origin
             .ok_or_else(|| ApiError::not_found("no event indexed"))?;
         (origin, b.model.clone(), b.model.rows.rows.len() as u32)
     };
-    let def = ActivitySpec {
-        begin: spec.0.clone(),
-        end: spec.1.clone(),
-        key: spec.2.clone(),
+    // Each begin and end event's row, as the base index's model finds it.
+    let tagger = || -> Tagger {
+        let mut m = model.clone();
+        Box::new(
+            move |msg| match m.locate(msg.trace, msg.stream, msg.cursor).row {
+                Some(r) if r < rows => r as u64 + 1,
+                _ => 0,
+            },
+        )
     };
     let report = ReportSpec {
         stats: true,
         log: true,
         ..Default::default()
     };
-    let mut ivs = Vec::new();
-    let mut groups: Vec<String> = Vec::new();
-    let mut group_ids = std::collections::HashMap::new();
-    let (mut truncated, mut longest) = (false, 0i64);
-    let out = run_intervals::<_, ApiError>(
-        &view.opts,
-        &report,
-        |src| {
-            let mut a = Activities::new(&def, src).map_err(ApiError::located)?;
-            let mut m = model.clone();
-            a.set_tagger(Box::new(move |msg| {
-                match m.locate(msg.trace, msg.stream, msg.cursor).row {
-                    Some(r) if r < rows => r as u64 + 1,
-                    _ => 0,
-                }
-            }));
-            Ok(a)
-        },
-        |iv| {
-            if ivs.len() >= MAX_KEPT {
-                truncated = true;
-                return Ok(());
-            }
-            let row = |t: u64| if t == 0 { u32::MAX } else { (t - 1) as u32 };
-            let next = groups.len() as u32;
-            let group = *group_ids.entry(iv.group.clone()).or_insert_with(|| {
-                groups.push(iv.group.clone());
-                next
-            });
-            longest = longest.max(iv.duration_ns);
-            ivs.push(Iv {
-                begin: iv.begin_ns - origin,
-                end: iv.end_ns - origin,
-                rows: [row(iv.tags[0]), row(iv.tags[1])],
-                group,
-            });
-            Ok(())
-        },
-    )?;
+    let mut kept = Kept {
+        origin,
+        ivs: Vec::new(),
+        names: Names::default(),
+        groups: Names::default(),
+        truncated: false,
+        longest: 0,
+    };
+    let log = |k: &mut Kept, iv: &Interval| {
+        k.add(iv);
+        Ok(())
+    };
+    let (report, stopped, unmatched_ends, unkeyed) = match &spec {
+        Spec::Activities { begin, end, key } => {
+            let def = ActivitySpec {
+                begin: begin.clone(),
+                end: end.clone(),
+                key: key.clone(),
+            };
+            let o = run_intervals::<_, ApiError>(
+                &view.opts,
+                &report,
+                |src| {
+                    let mut a = Activities::new(&def, src).map_err(ApiError::located)?;
+                    a.set_tagger(tagger());
+                    Ok(a)
+                },
+                |iv| log(&mut kept, iv),
+            )?;
+            (
+                o.report,
+                o.stopped,
+                o.engine.unmatched_ends,
+                o.engine.unkeyed,
+            )
+        }
+        Spec::Periods(periods) => {
+            let def = PeriodSpec {
+                periods: periods.clone(),
+                captures: Vec::new(),
+                group_by: Vec::new(),
+            };
+            let o = run_intervals::<_, ApiError>(
+                &view.opts,
+                &report,
+                |_| {
+                    let mut p = Periods::new(&def).map_err(ApiError::located)?;
+                    p.set_tagger(tagger());
+                    Ok(p)
+                },
+                |iv| log(&mut kept, iv),
+            )?;
+            (o.report, o.stopped, 0, 0)
+        }
+    };
+    let Kept {
+        mut ivs,
+        names,
+        groups,
+        truncated,
+        longest,
+        ..
+    } = kept;
     ivs.sort_by_key(|i| (i.begin, i.end));
-    let total = out
-        .report
+    let totals = report
         .stats
         .into_iter()
-        .find(|g| g.group.is_empty())
-        .map(|g| g.summary);
+        .filter(|g| g.group.is_empty())
+        .map(|g| (g.name, g.summary))
+        .collect();
     Ok(Set {
         spec,
         ivs,
-        groups,
+        groups: groups.list,
+        names: names.list,
         longest,
-        total,
-        unfinished: out.report.unfinished.values().sum(),
-        unmatched_ends: out.engine.unmatched_ends,
-        unkeyed: out.engine.unkeyed,
+        totals,
+        unfinished: report.unfinished.values().sum(),
+        unmatched_ends,
+        unkeyed,
         truncated,
-        error: out.stopped.map(|e| e.to_string()),
+        error: stopped.map(|e| e.to_string()),
     })
 }
 
-/// How `/api/activities` lists a window's activities.
+/// How `/api/activities` lists a window's intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
     Begin,
@@ -167,7 +268,17 @@ pub enum Order {
 /// overlap it (begin before `to`, end at or after `from`), their
 /// statistics and a histogram of their durations, and at most `limit` of
 /// them in `order`.
-pub fn window(set: &Set, from: i64, to: i64, limit: usize, order: Order, bins: usize) -> Value {
+/// With `name`, only the intervals of that name (periods).
+pub fn window(
+    set: &Set,
+    from: i64,
+    to: i64,
+    name: Option<&str>,
+    limit: usize,
+    order: Order,
+    bins: usize,
+) -> Value {
+    let name = name.map(|n| set.names.iter().position(|x| x == n).map(|i| i as u32));
     // Those beginning before `from - longest` end before `from`.
     let lo = set
         .ivs
@@ -175,7 +286,7 @@ pub fn window(set: &Set, from: i64, to: i64, limit: usize, order: Order, bins: u
     let hi = set.ivs.partition_point(|i| i.begin < to);
     let over: Vec<&Iv> = set.ivs[lo..hi.max(lo)]
         .iter()
-        .filter(|i| i.end >= from)
+        .filter(|i| i.end >= from && name.is_none_or(|n| Some(i.name) == n))
         .collect();
     let mut acc = Acc::new();
     for i in &over {
@@ -203,13 +314,22 @@ pub fn window(set: &Set, from: i64, to: i64, limit: usize, order: Order, bins: u
                 "begin": i.begin,
                 "end": i.end,
                 "duration": i.end - i.begin,
+                "name": set.names.get(i.name as usize),
                 "group": set.groups.get(i.group as usize),
                 "rows": [row(i.rows[0]), row(i.rows[1])],
             })
         })
         .collect();
     let mut v = json!({
-        "total": set.total,
+        "totals": set
+            .totals
+            .iter()
+            .map(|(n, s)| {
+                let mut v = json!(s);
+                v["name"] = json!(n);
+                v
+            })
+            .collect::<Vec<_>>(),
         "unfinished": set.unfinished,
         "unmatched_ends": set.unmatched_ends,
         "unkeyed": set.unkeyed,

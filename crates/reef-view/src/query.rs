@@ -23,8 +23,9 @@ pub struct ApiError {
     pub message: String,
     pub position: Option<usize>,
     /// Which of the request's expressions `position` is in (`begin`,
-    /// `end`, `key`), when there are several.
+    /// `end`, `key`, `period`), when there are several, and its text.
     pub expr: Option<String>,
+    pub text: Option<String>,
 }
 
 impl ApiError {
@@ -34,6 +35,7 @@ impl ApiError {
             message: message.into(),
             position: None,
             expr: None,
+            text: None,
         }
     }
     /// Not now: the index is still being built.
@@ -43,6 +45,7 @@ impl ApiError {
             message: message.into(),
             position: None,
             expr: None,
+            text: None,
         }
     }
     /// An error in one of the request's expressions (`what`: `--begin`, ...).
@@ -52,6 +55,7 @@ impl ApiError {
             message: e.err.message,
             position: Some(e.err.pos),
             expr: Some(e.what.trim_start_matches('-').to_string()),
+            text: Some(e.text),
         }
     }
     pub fn not_found(message: impl Into<String>) -> ApiError {
@@ -60,6 +64,7 @@ impl ApiError {
             message: message.into(),
             position: None,
             expr: None,
+            text: None,
         }
     }
     fn expr(e: reef_filter::ExprError) -> ApiError {
@@ -68,6 +73,7 @@ impl ApiError {
             message: e.message,
             position: Some(e.pos),
             expr: None,
+            text: None,
         }
     }
 }

@@ -42,9 +42,42 @@ impl IntoResponse for ApiError {
         if let Some(e) = self.expr {
             body["expr"] = json!(e);
         }
+        if let Some(t) = self.text {
+            body["text"] = json!(t);
+        }
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
         (status, axum::Json(body)).into_response()
     }
+}
+
+/// `/api/activities` and `/api/periods`: the window's intervals.
+fn intervals(v: &View, p: &Params, spec: activities::Spec) -> Result<serde_json::Value, ApiError> {
+    let (from, to) = (p.time("from")?, p.time("to")?);
+    if to <= from {
+        return Err(ApiError::bad("`to` must be greater than `from`"));
+    }
+    let limit: usize = p
+        .opt("limit", "a number of intervals (at most 100000)")?
+        .unwrap_or(10_000);
+    if limit > 100_000 {
+        return Err(ApiError::bad("`limit` must be at most 100000"));
+    }
+    let order = match p.0.get("sort").map(String::as_str) {
+        None | Some("begin") => activities::Order::Begin,
+        Some("duration") => activities::Order::Duration,
+        Some(o) => {
+            return Err(ApiError::bad(format!(
+                "`sort` must be `begin` or `duration`, not {o:?}"
+            )))
+        }
+    };
+    let bins: usize = p.opt("bins", "a number of bins (1 to 1000)")?.unwrap_or(20);
+    if !(1..=1000).contains(&bins) {
+        return Err(ApiError::bad("`bins` must be from 1 to 1000"));
+    }
+    let set = activities::get(v, spec)?;
+    let name = p.0.get("name").map(String::as_str);
+    Ok(activities::window(&set, from, to, name, limit, order, bins))
 }
 
 /// The query string, parsed.
@@ -184,6 +217,7 @@ async fn run<T: Into<Answer> + Send + 'static>(
             message: "the query failed".into(),
             position: None,
             expr: None,
+            text: None,
         }
         .into_response(),
     }
@@ -313,34 +347,34 @@ fn router(app: Arc<App>) -> Router {
                             .cloned()
                             .ok_or_else(|| ApiError::bad(format!("`{name}` is missing: {what}")))
                     };
-                    let begin = text("begin", "the condition that begins an activity")?;
-                    let end = text("end", "the condition that ends one")?;
-                    let key = p.0.get("key").filter(|k| !k.trim().is_empty()).cloned();
-                    let (from, to) = (p.time("from")?, p.time("to")?);
-                    if to <= from {
-                        return Err(ApiError::bad("`to` must be greater than `from`"));
-                    }
-                    let limit: usize = p
-                        .opt("limit", "a number of activities (at most 100000)")?
-                        .unwrap_or(10_000);
-                    if limit > 100_000 {
-                        return Err(ApiError::bad("`limit` must be at most 100000"));
-                    }
-                    let order = match p.0.get("sort").map(String::as_str) {
-                        None | Some("begin") => activities::Order::Begin,
-                        Some("duration") => activities::Order::Duration,
-                        Some(o) => {
-                            return Err(ApiError::bad(format!(
-                                "`sort` must be `begin` or `duration`, not {o:?}"
-                            )))
-                        }
+                    let spec = activities::Spec::Activities {
+                        begin: text("begin", "the condition that begins an activity")?,
+                        end: text("end", "the condition that ends one")?,
+                        key: p.0.get("key").filter(|k| !k.trim().is_empty()).cloned(),
                     };
-                    let bins: usize = p.opt("bins", "a number of bins (1 to 1000)")?.unwrap_or(20);
-                    if !(1..=1000).contains(&bins) {
-                        return Err(ApiError::bad("`bins` must be from 1 to 1000"));
+                    intervals(v, &p, spec)
+                })
+            }),
+        )
+        .route(
+            "/api/periods",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let defs: Vec<String> =
+                        p.0.get("periods")
+                            .map(|t| {
+                                t.lines()
+                                    .filter(|l| !l.trim().is_empty())
+                                    .map(str::to_string)
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                    if defs.is_empty() {
+                        return Err(ApiError::bad(
+                            "`periods` is missing: period definitions, one per line",
+                        ));
                     }
-                    let set = activities::get(v, &begin, &end, key.as_deref())?;
-                    Ok(activities::window(&set, from, to, limit, order, bins))
+                    intervals(v, &p, activities::Spec::Periods(defs))
                 })
             }),
         )
@@ -375,6 +409,7 @@ async fn guard(
                 ),
                 position: None,
                 expr: None,
+                text: None,
             }
             .into_response();
         }

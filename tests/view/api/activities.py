@@ -1,5 +1,7 @@
 """`/api/activities` against an oracle computed from babeltrace2's text
-(btmodel.py) and against `reef activities --log --json`.
+(btmodel.py) and against `reef activities --log --json`; `/api/periods`
+against lttng-analyses 0.6.1's own period statistics, frequencies and
+longest periods (tests/periods/lttng-analyses/) and `reef periods --log`.
 
 For definitions on the demo trace (a mutex held, its hand-offs from one
 thread to the next, workers from BEGIN to END per thread) and on a kernel
@@ -158,9 +160,10 @@ def check_definition(rep, srv, tr, reef, path, rows_of, label, d, rnd):
     rep.check("%s: every activity of the trace (time, rows, group) is bt2's" % label, probs,
               "%d activities, %d across rows" % (len(want), crossed))
     durs = [w[1] - w[0] for w in want]
+    total = a["totals"][0] if len(a["totals"]) == 1 and a["totals"][0]["name"] == "" else None
     rep.check("%s: every activity's statistics" % label,
-              [] if same_summary(a["total"], summary(durs)) and a["unfinished"] == unfinished else
-              ["total %s unfinished %s, bt2 %s %s" % (a["total"], a["unfinished"], summary(durs), unfinished)])
+              [] if same_summary(total, summary(durs)) and a["unfinished"] == unfinished else
+              ["totals %s unfinished %s, bt2 %s %s" % (a["totals"], a["unfinished"], summary(durs), unfinished)])
     # `reef activities --log --json` over the same trace
     cmd = [reef, "activities", "--begin", bexpr, "--end", eexpr, "--log", "--json", path]
     if kexpr:
@@ -212,6 +215,61 @@ def check_definition(rep, srv, tr, reef, path, rows_of, label, d, rnd):
     rep.check("%s: 40 random windows: overlapping activities, statistics, histogram, longest first" % label, probs)
 
 
+LTTNG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "periods", "lttng-analyses")
+
+
+def check_periods(rep, srv, tr, reef, path, rows_of):
+    """The IRQ periods of lttng-analyses' references, asked of /api/periods."""
+    ref = {k: json.load(open(os.path.join(LTTNG, "irq.%s.json" % k))) for k in ("stats", "freq", "top")}
+    assert ref["stats"]["trace"] == os.path.basename(path)
+    definition = ref["stats"]["period"]
+    base = {"periods": definition, "from": 0, "to": tr.end + 1}
+    r = srv.api("periods", **dict(base, sort="duration", limit=len(ref["top"]["rows"]), bins=20))
+    if r.status != 200:
+        rep.fail("periods: status %d %s" % (r.status, r.body[:300]))
+        return
+    a = r.json
+    # lttng-periodstats: name, count, min, avg, max, stdev, total (ns)
+    name, count, mn, avg, mx, sd, tot = ref["stats"]["rows"][0]
+    want = {"count": count, "min_ns": mn, "avg_ns": avg, "max_ns": mx, "stdev_ns": sd, "total_ns": tot}
+    got = next((t for t in a["totals"] if t["name"] == name), None)
+    rep.check("periods, irq: the statistics are lttng-periodstats'", [] if same_summary(got, want) else
+              ["%s, lttng %s" % (got, want)], "%d periods" % count)
+    # lttng-periodfreq: lower, upper (ns), count
+    hist = a["histogram"] or []
+    probs = [] if len(hist) == len(ref["freq"]["rows"]) else ["%d bins, lttng %d" % (len(hist), len(ref["freq"]["rows"]))]
+    for g, (lo, hi, n) in zip(hist, ref["freq"]["rows"]):
+        if g["count"] != n or not close(g["lower_us"] * 1000, lo) or not close(g["upper_us"] * 1000, hi):
+            probs.append("%s, lttng [%s, %s) %d" % (g, lo, hi, n))
+    rep.check("periods, irq: the histogram of the whole trace is lttng-periodfreq's", probs)
+    # lttng-periodtop: begin, end (ns from the Epoch), duration, name, ...
+    got = [(x["begin"], x["end"], x["duration"], x["name"]) for x in a["activities"]]
+    want = [(b - tr.origin, e - tr.origin, d, n) for b, e, d, n, *_ in ref["top"]["rows"]]
+    rep.check("periods, irq: the longest first are lttng-periodtop's", [] if got == want else ["%s\n lttng %s" % (got, want)])
+    # every period: reef periods --log, and its rows: those of bt2's irq_handler_entry / _exit there
+    r = srv.api("periods", **dict(base, limit=100000))
+    cli = json.loads(subprocess.run([reef, "periods", "--period", definition, "--log", "--json", path],
+                                    capture_output=True, text=True, check=True).stdout)
+    want = sorted((iv["begin_ns"] - tr.origin, iv["end_ns"] - tr.origin) for iv in cli["log"])
+    got = [(x["begin"], x["end"]) for x in r.json["activities"]]
+    at = {}
+    for e in tr.events:
+        at.setdefault((e.name, e.t), []).append(e.row)
+    probs = [] if got == want else ["%d periods, reef periods --log %d" % (len(got), len(want))]
+    for x in r.json["activities"]:
+        b = at.get(("irq_handler_entry", x["begin"]), [])
+        e = at.get(("irq_handler_exit", x["end"]), [])
+        if rows_of.get(b[0] if len(b) == 1 else None) != x["rows"][0] and len(b) == 1:
+            probs.append("%s: begin row, bt2 %s" % (x, b))
+        if rows_of.get(e[0] if len(e) == 1 else None) != x["rows"][1] and len(e) == 1:
+            probs.append("%s: end row, bt2 %s" % (x, e))
+    rep.check("periods, irq: every period is `reef periods --log`'s, on the rows of bt2's events", probs[:10],
+              "%d periods" % len(got))
+    r = srv.api("periods", **dict(base, periods="irq : $evt.$name == "))
+    rep.check("periods: an error names the definition and where", [] if r.status == 400 and r.json.get("expr") == "period"
+              and r.json.get("text") == "irq : $evt.$name == " and r.json.get("position") == 20 else ["%d %s" % (r.status, r.body[:300])])
+
+
 def main():
     reef = reef_binary()
     rep = Report("activities: ")
@@ -244,6 +302,8 @@ def main():
                 if r.status != 400 or not (r.is_json() and "error" in r.json):
                     probs.append("%s: %d %s" % (q, r.status, r.body[:200]))
             rep.check("%s: bad definitions and parameters are 400s (which expression, where)" % os.path.basename(path), probs)
+            if defs is KERNEL:
+                check_periods(rep, srv, tr, reef, path, rows_of)
         finally:
             srv.stop()
     return 1 if rep.failed else 0
