@@ -85,6 +85,7 @@ async function demo(browser) {
       const i = errors.findIndex((e) => /status of 400/.test(e));
       if (i >= 0) errors.splice(i, 1);
     });
+    const rows0 = await page.evaluate(() => window.reefView.allRows());
     await define(page, HANDOFF);
     const cli = cliLog(DEMO, HANDOFF);
     const log = cli.log
@@ -169,8 +170,30 @@ async function demo(browser) {
       const v = await page.evaluate(() => window.reefView.view());
       assert(v.from <= b && v.to >= e, `view ${JSON.stringify(v)}`);
     });
+    await check('demo: Export PNG saves the timeline as it is on screen', async () => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+      const path = await download.path();
+      const png = readFileSync(path);
+      assertEq(png.subarray(1, 4).toString(), 'PNG', 'signature');
+      const size = [png.readUInt32BE(16), png.readUInt32BE(20)];
+      const canvas = await page.evaluate(() => [document.getElementById('timeline').width, document.getElementById('timeline').height]);
+      assertEq(JSON.stringify(size), JSON.stringify(canvas), 'width and height');
+      return `${size[0]}×${size[1]}, ${png.length} bytes`;
+    });
+    // A view to share: a range, a filter, a row hidden.
+    const shared = { view: await page.evaluate(() => window.reefView.view()), range: await page.evaluate(() => window.reefView.range()) };
+    const filterExpr = '$evt.$name =* "lock:*"';
+    await page.fill('#filter-expr', filterExpr);
+    await page.click('#filter-apply');
+    await settle(page, 60000);
+    const hiddenRow = (await page.evaluate(() => window.reefView.allRows())).find((r) => r.kind === 'stream').id;
+    await page.evaluate(() => document.querySelectorAll('#filters details').forEach((d) => (d.open = true)));
+    await page.locator(`#filters input[type=checkbox][value="${hiddenRow}"]`).first().uncheck();
+    await settle(page, 60000);
+    shared.filter = await page.evaluate(() => window.reefView.filterId());
     await check('demo: no console error or exception in the page', () => assertEq(errors.join('\n'), '', 'errors'));
-    // The same URL in a new page: the definition comes back.
+    // The same URL in a new page: the definition, the range, the filter come back.
+    await page.waitForTimeout(300);
     const url = await page.evaluate(() => location.href);
     await page.close();
     ({ page, errors } = await openPage(browser, url));
@@ -180,6 +203,16 @@ async function demo(browser) {
       const labels = await page.evaluate(() => [...document.querySelectorAll('#act-defs .act-label')].map((e) => e.textContent));
       assertEq(JSON.stringify(labels), JSON.stringify([`${HANDOFF.begin} → ${HANDOFF.end} [${HANDOFF.key}]`]), 'definitions');
     });
+    await check('demo: ... and the visible range, the selection, the filter and the hidden row', async () => {
+      const v = await page.evaluate(() => window.reefView.view());
+      assertEq(JSON.stringify([Math.floor(v.from), Math.ceil(v.to)]), JSON.stringify([Math.floor(shared.view.from), Math.ceil(shared.view.to)]), 'view');
+      assertEq(JSON.stringify(await page.evaluate(() => window.reefView.range())), JSON.stringify(shared.range), 'selection');
+      assertEq(await page.inputValue('#filter-expr'), filterExpr, 'filter expression');
+      assert((await page.evaluate(() => window.reefView.filterId())) !== null, 'a filter in use');
+      assert(!(await page.evaluate(() => window.reefView.rows())).includes(hiddenRow), `row ${hiddenRow} shown`);
+      assertEq(JSON.stringify(await page.evaluate(() => window.reefView.allRows().length)), JSON.stringify(rows0.length), 'rows');
+    });
+    await shot(page, 'activities-shared-link');
   } finally {
     await page.close();
     server.stop();

@@ -10,6 +10,7 @@ import { el, formatCount, formatDuration, formatTimeOfDay } from './format';
 import { showExprError } from './panels';
 import type { State } from './state';
 import type { Overlay, OverlayGeometry } from './timeline';
+import { getHashParam, setHashParams } from './urlstate';
 
 const COLOURS = ['#d4380d', '#1d39c4', '#08979c', '#c41d7f', '#7cb305', '#d48806'];
 /** Activities fetched per definition for the timeline: the longest of the window. */
@@ -48,11 +49,11 @@ export function defLabel(d: ActivityDefinition): string {
  * end, key], a set of periods as {"periods": [...]}).
  */
 function defsFromUrl(): ActivityDefinition[] {
-  const m = /(?:^#|&)acts=([^&]*)/.exec(location.hash);
-  if (!m) return [];
+  const text = getHashParam('acts');
+  if (!text) return [];
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
   try {
-    const v = JSON.parse(decodeURIComponent(m[1]!)) as unknown;
+    const v = JSON.parse(text) as unknown;
     if (!Array.isArray(v)) return [];
     const out: ActivityDefinition[] = [];
     for (const x of v as unknown[]) {
@@ -67,10 +68,8 @@ function defsFromUrl(): ActivityDefinition[] {
 }
 
 function defsToUrl(defs: ActivityDefinition[]): void {
-  const rest = location.hash.replace(/^#/, '').split('&').filter((p) => p && !p.startsWith('acts='));
   const json = defs.map((d) => (d.kind === 'periods' ? { periods: d.periods } : [d.begin, d.end, d.key]));
-  if (defs.length) rest.push(`acts=${encodeURIComponent(JSON.stringify(json))}`);
-  history.replaceState(null, '', `${location.pathname}${location.search}${rest.length ? `#${rest.join('&')}` : ''}`);
+  setHashParams({ acts: defs.length ? JSON.stringify(json) : null });
 }
 
 /** The definitions, and what the timeline draws of them. */

@@ -10,6 +10,7 @@ import { EventList } from './list';
 import { FiltersPanel, SearchPanel, StatsPanel } from './panels';
 import { State } from './state';
 import { Timeline } from './timeline';
+import { readUrlState, writeUrlState } from './urlstate';
 
 const INFO_POLL_MS = 300;
 /** While indexing, how often what is shown is refreshed. */
@@ -17,6 +18,10 @@ const REFRESH_MS = 1000;
 let lastRefresh = 0;
 /** The index changed since what is shown was last refreshed. */
 let stale = false;
+
+/** What the URL said is restored (before, the page's defaults would overwrite it). */
+let urlRestored = false;
+let urlTimer: number | null = null;
 
 const state = new State();
 const tooltip = byId('tooltip');
@@ -44,6 +49,7 @@ const timeline = new Timeline(
       stats.schedule();
       analyses.rangeChanged();
       actsTab.schedule();
+      saveUrl();
       updateButtons();
     },
   },
@@ -89,6 +95,7 @@ const searchPanel = new SearchPanel(state, {
 });
 
 state.on('filter', () => {
+  saveUrl();
   timeline.filterChanged();
   const sel = state.selected;
   list.reset(false);
@@ -100,6 +107,7 @@ state.on('selection', () => {
   list.refresh();
 });
 state.on('range', () => {
+  saveUrl();
   stats.schedule();
   analyses.rangeChanged();
   actsTab.schedule();
@@ -137,6 +145,48 @@ function updateButtons(): void {
   const r = state.range;
   byId('selection-info').textContent = r ? `selection: ${formatDuration(r.to - r.from)}` : '';
 }
+
+// --- The view's state in the URL (urlstate.ts) ------------------------------------------------
+
+function saveUrl(): void {
+  if (!urlRestored) return;
+  if (urlTimer !== null) clearTimeout(urlTimer);
+  urlTimer = window.setTimeout(() => {
+    urlTimer = null;
+    writeUrlState({
+      view: timeline.view(),
+      range: state.range,
+      filter: state.filterId === null ? '' : filters.expression(),
+      hideRows: [...state.hiddenRows],
+      hideClasses: [...state.hiddenClasses],
+    });
+  }, 200);
+}
+
+async function restoreUrl(): Promise<void> {
+  const u = readUrlState();
+  if (u.view) timeline.setView(u.view.from, u.view.to, false);
+  if (u.range) state.setRange(u.range);
+  try {
+    if (u.filter || u.hideRows.length || u.hideClasses.length) await filters.restore(u.filter, u.hideRows, u.hideClasses);
+  } finally {
+    urlRestored = true;
+  }
+}
+
+// --- Export: the timeline as a PNG picture -----------------------------------------------------
+
+btn('export-png', () => {
+  timeline.canvasElement().toBlob((blob) => {
+    if (!blob) return;
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    const r = timeline.view();
+    a.download = `reef-view-${Math.floor(r.from)}-${Math.ceil(r.to)}.png`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  }, 'image/png');
+});
 
 // --- Tabs under the timeline: the event list, the analyses (kernel traces) ----------------
 
@@ -244,7 +294,10 @@ async function pollInfo(): Promise<void> {
       stats.schedule();
       if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
     }
-    if (!prev) timeline.startHistory();
+    if (!prev) {
+      await restoreUrl();
+      timeline.startHistory();
+    }
     // The activities the URL defines, once the index is built (they need it).
     if (info.state !== 'building' && !urlActivities) {
       urlActivities = true;
@@ -284,6 +337,7 @@ function busy(): boolean {
     searchPanel.busy() ||
     stats.busy() ||
     analyses.busy() ||
+    urlTimer !== null ||
     actsPanel.busy() ||
     actsTab.busy()
   );

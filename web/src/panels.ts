@@ -221,6 +221,21 @@ export class FiltersPanel {
     return this.applying > 0 || this.applyTimer !== null;
   }
 
+  /** The expression in the box. */
+  expression(): string {
+    return this.expr.value.trim();
+  }
+
+  /** Sets the expression and the rows and classes hidden (a shared link), and applies them. */
+  async restore(expr: string, hideRows: number[], hideClasses: number[]): Promise<void> {
+    this.expr.value = expr;
+    for (const id of hideRows) this.state.hiddenRows.add(id);
+    for (const id of hideClasses) this.state.hiddenClasses.add(id);
+    this.syncAll();
+    if (hideRows.length) this.cb.rowsHidden();
+    await this.apply();
+  }
+
   private syncAll(): void {
     for (const s of [this.cpus, this.procs, this.threads, this.groups, this.names]) s.sync();
   }

@@ -170,6 +170,11 @@ export class Timeline {
 
   // --- Public API --------------------------------------------------------------
 
+  /** The canvas (what the export saves). */
+  canvasElement(): HTMLCanvasElement {
+    return this.canvas;
+  }
+
   setOverlay(o: Overlay): void {
     this.overlay = o;
     this.invalidate();
