@@ -11,9 +11,10 @@
 // Needs what tests/view/e2e.mjs needs. One line per check; exit status 0
 // only if every check passed. Screenshots: tests/view/screenshots/.
 
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, assert, assertEq, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
+import { ENV, REEF, ROOT, assert, assertEq, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
 
 const TRACES = '../shared/conformance/kernel-traces';
 const REFS = join(ROOT, 'tests/analyses/references');
@@ -195,11 +196,80 @@ async function kernelTrace(browser, trace) {
       });
       await shot(page, 'analyses-range-sorted');
     }
+    if (trace === 'bug446190') await latency(page);
     await check(`${trace}: no console error or exception in the page`, () => assertEq(errors.join('\n'), '', 'errors'));
   } finally {
     await page.close();
     server.stop();
   }
+}
+
+/** A duration as the page writes it (`381 ns`, `1.234 µs`, `5.000001 ms`, `2.000000003 s`), in ns. */
+function durationNs(s) {
+  const m = /^(\d+)(?:\.(\d+))? (ns|µs|ms|s)$/.exec(s ?? '');
+  assert(m, `not a duration: ${s}`);
+  const digits = { ns: 0, µs: 3, ms: 6, s: 9 }[m[3]];
+  return Number(m[1]) * 10 ** digits + Number((m[2] ?? '').padEnd(digits, '0') || '0');
+}
+
+/**
+ * The IRQ latency view over the whole trace against lttng-analyses' own
+ * outputs for the same period definition (tests/periods/lttng-analyses/:
+ * lttng-periodstats, -freq, -top); the system call view against `reef
+ * periods --log` of the definition it shows.
+ */
+async function latency(page) {
+  const lt = (k) =>
+    JSON.parse(readFileSync(join(ROOT, `tests/periods/lttng-analyses/irq.${k}.json`), 'utf8').replace(/(?<![\d.])(\d{16,})(?![\d.])/g, '"$1"'));
+  const [stats, freq, top] = [lt('stats'), lt('freq'), lt('top')];
+  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+  await page.evaluate(() => document.querySelector('#clear-selection').click());
+  await settle(page, 60000);
+  await page.selectOption('#an-name', 'irq-latency');
+  await settle(page, 60000);
+  const origin = BigInt(await page.evaluate(() => window.reefView.info().origin_ns));
+  await check("bug446190: the IRQ latency view's definition is lttng-analyses' and its numbers lttng-periodstats'", async () => {
+    assertEq(await page.getAttribute('#an-lat-def', 'title'), stats.period, 'definition');
+    const [, count, min, , max] = stats.rows[0];
+    const text = await page.textContent('#an-lat-stats');
+    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+    assert(m, `stats: ${text}`);
+    assertEq(Number(m[1].replace(/,/g, '')), count, 'count');
+    assertEq(durationNs(m[2]), min, 'min');
+    assertEq(durationNs(m[3]), max, 'max');
+    assertEq((await page.evaluate(() => window.reefView.latencyPoints())).length, count, 'points plotted');
+  });
+  await check("bug446190: the IRQ latency histogram is lttng-periodfreq's", async () => {
+    const bars = await page.evaluate(() => [...document.querySelectorAll('#an-hist .act-bar')].map((b) => Number(b.dataset.count)));
+    assertEq(JSON.stringify(bars), JSON.stringify(freq.rows.map((r) => r[2])), 'counts');
+  });
+  await check("bug446190: the highest point is lttng-periodtop's longest IRQ; a click selects it on the timeline", async () => {
+    const pts = await page.evaluate(() => window.reefView.latencyPoints());
+    const high = pts.reduce((a, b) => (b.y < a.y ? b : a));
+    const [b, e] = top.rows[0];
+    assertEq(JSON.stringify([high.begin, high.end]), JSON.stringify([Number(BigInt(b) - origin), Number(BigInt(e) - origin)]), 'longest');
+    await page.mouse.click(high.x, high.y);
+    await settle(page, 60000);
+    assertEq(JSON.stringify(await page.evaluate(() => window.reefView.range())), JSON.stringify({ from: high.begin, to: high.end + 1 }), 'selection');
+  });
+  await shot(page, 'analyses-irq-latency');
+  await page.evaluate(() => document.querySelector('#clear-selection').click());
+  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+  await settle(page, 60000);
+  await page.selectOption('#an-name', 'syscall-latency');
+  await settle(page, 60000);
+  await check("bug446190: the system call latency view plots `reef periods --log`'s periods", async () => {
+    const def = await page.getAttribute('#an-lat-def', 'title');
+    const out = execFileSync(REEF, ['periods', '--period', def, '--log', '--json', join(ROOT, TRACES, 'bug446190')], { env: ENV, maxBuffer: 1 << 28 })
+      .toString()
+      .replace(/"(begin_ns|end_ns)":(-?\d+)/g, '"$1":"$2"');
+    const want = JSON.parse(out).log.map((iv) => [Number(BigInt(iv.begin_ns) - origin), Number(BigInt(iv.end_ns) - origin)]);
+    const got = (await page.evaluate(() => window.reefView.latencyPoints())).map((p) => [p.begin, p.end]);
+    const key = (x) => x.join(',');
+    assertEq(JSON.stringify(got.map(key).sort()), JSON.stringify(want.map(key).sort()), 'periods');
+    assert(got.length > 100, `${got.length} points`);
+    return `${got.length} points`;
+  });
 }
 
 /** A trace other than a kernel one has no Analyses tab. */

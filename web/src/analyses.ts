@@ -3,8 +3,18 @@
 // the selected range, else the visible one, from /api/analysis (the
 // commands' own LAMI output, so the numbers are theirs).
 
-import { getAnalysis, isAbort, type AnalysisAnswer, type AnalysisOptions, type LamiCell, type LamiColumn } from './api';
-import { el, formatDuration, formatTimeOfDay } from './format';
+import {
+  getActivities,
+  getAnalysis,
+  isAbort,
+  type ActivitiesAnswer,
+  type Activity,
+  type AnalysisAnswer,
+  type AnalysisOptions,
+  type LamiCell,
+  type LamiColumn,
+} from './api';
+import { el, formatCount, formatDuration, formatTimeOfDay } from './format';
 import type { State } from './state';
 
 interface Analysis {
@@ -12,7 +22,12 @@ interface Analysis {
   label: string;
   limit: boolean;
   groups: boolean;
+  /** A latency view: these periods (`reef periods`' definitions) as a scatter plot and a histogram. */
+  periods?: string[];
 }
+
+/** Points of a latency scatter plot: the longest of the range. */
+const SCATTER_LIMIT = 50_000;
 
 export const ANALYSES: Analysis[] = [
   { name: 'cputop', label: 'CPU usage (cputop)', limit: true, groups: false },
@@ -21,9 +36,46 @@ export const ANALYSES: Analysis[] = [
   { name: 'schedstats', label: 'Scheduling latency (schedstats)', limit: false, groups: true },
   { name: 'iolatency', label: 'I/O latency (iolatency)', limit: false, groups: false },
   { name: 'memtop', label: 'Memory pages (memtop)', limit: true, groups: false },
+  {
+    name: 'irq-latency',
+    label: 'IRQ handler durations (scatter)',
+    limit: false,
+    groups: false,
+    periods: [
+      'irq : $evt.$name == "irq_handler_entry" : $evt.$name == "irq_handler_exit" && $evt.irq == $begin.$evt.irq && $evt.cpu_id == $begin.$evt.cpu_id',
+    ],
+  },
+  {
+    name: 'softirq-latency',
+    label: 'Softirq durations (scatter)',
+    limit: false,
+    groups: false,
+    periods: [
+      'softirq : $evt.$name == "softirq_entry" : $evt.$name == "softirq_exit" && $evt.vec == $begin.$evt.vec && $evt.cpu_id == $begin.$evt.cpu_id',
+    ],
+  },
+  {
+    name: 'syscall-latency',
+    label: 'System call durations (scatter)',
+    limit: false,
+    groups: false,
+    periods: [
+      // Entries: `syscall_entry_*`, or older LTTng's `sys_*`; exits: `syscall_exit_*`, `exit_syscall`.
+      'syscall : $evt.$name =* "syscall_entry_*" || $evt.$name =* "sys_*" : ($evt.$name =* "syscall_exit_*" || $evt.$name == "exit_syscall") && $evt.cpu_id == $begin.$evt.cpu_id',
+    ],
+  },
+  {
+    name: 'sched-latency',
+    label: 'Scheduling latency, wakeup to switch-in (scatter)',
+    limit: false,
+    groups: false,
+    periods: [
+      'wakeup : $evt.$name == "sched_wakeup" || $evt.$name == "sched_wakeup_new" : $evt.$name == "sched_switch" && $evt.next_tid == $begin.$evt.tid',
+    ],
+  },
 ];
 
-/** An analysis that took less than this is computed again by itself when the range changes. */
+/** A table that took less than this is computed again by itself when the range changes. */
 const AUTO_MS = 1000;
 
 /** A cell as shown: its text, its exact value (a tooltip) and how it sorts. */
@@ -137,9 +189,14 @@ export class AnalysesPanel {
   /** What the tables show: the request's key, and how long it took. */
   private last: { key: string; ms: number } | null = null;
 
+  /** The latency points drawn: their periods and where on the scatter plot (CSS px). */
+  private points: { a: Activity; x: number; y: number }[] = [];
+
   constructor(
     box: HTMLElement,
     private state: State,
+    /** A latency point was clicked: show its interval. */
+    private pick: (a: Activity) => void,
   ) {
     this.select = el('select', { id: 'an-name', 'aria-label': 'Analysis' });
     for (const a of ANALYSES) this.select.appendChild(el('option', { value: a.name }, a.label));
@@ -212,7 +269,9 @@ export class AnalysesPanel {
       this.run.classList.remove('stale');
       return;
     }
-    if (this.last.ms >= AUTO_MS || this.state.info?.state === 'building') {
+    // A latency plot stays on its range: a click on a point selects that
+    // point's period, which must not replace the plot.
+    if (this.last.ms >= AUTO_MS || this.state.info?.state === 'building' || this.analysis().periods) {
       this.run.classList.add('stale');
       this.run.textContent = 'Compute for this range';
       return;
@@ -252,6 +311,8 @@ export class AnalysesPanel {
 
   private async fetch(): Promise<void> {
     const q = this.request();
+    const latency = this.analysis().periods;
+    if (latency) return this.fetchLatency(q, latency);
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
     this.run.classList.remove('stale');
@@ -264,6 +325,113 @@ export class AnalysesPanel {
     this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), in ${(ms / 1e3).toFixed(2)} s`;
     this.tables.replaceChildren(...this.render(a));
     this.rangeChanged();
+  }
+
+  /** A latency view: the periods of the range, longest first, as a scatter plot (time, duration) and a histogram. */
+  private async fetchLatency(q: { from: number; to: number; key: string }, periods: string[]): Promise<void> {
+    const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
+    const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
+    this.run.classList.remove('stale');
+    this.run.textContent = 'Compute';
+    this.status.textContent = `computing over the ${what}…`;
+    const t0 = performance.now();
+    const a = await getActivities({ kind: 'periods', periods }, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
+    const ms = performance.now() - t0;
+    this.last = { key: q.key, ms };
+    this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), in ${(ms / 1e3).toFixed(2)} s`;
+    this.tables.replaceChildren(...this.renderLatency(a, q.from, q.to, periods));
+    this.rangeChanged();
+  }
+
+  private renderLatency(a: ActivitiesAnswer, from: number, to: number, periods: string[]): HTMLElement[] {
+    const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
+    const s = a.range;
+    const head = el('div', { class: 'an-lat-stats', id: 'an-lat-stats' });
+    head.textContent = s
+      ? `${formatCount(s.count)} in range · min ${formatDuration(s.min_ns)} · avg ${formatDuration(s.avg_ns)} · max ${formatDuration(s.max_ns)} · stdev ${s.stdev_ns === null ? '—' : formatDuration(s.stdev_ns)}${a.more ? ` (the ${formatCount(SCATTER_LIMIT)} longest plotted)` : ''}`
+      : 'none in range';
+    const def = el('div', { class: 'status', id: 'an-lat-def', title: periods.join('\n') }, `reef periods --period '${periods.join("' --period '")}'`);
+    const W = 900;
+    const H = 220;
+    const canvas = el('canvas', { id: 'an-scatter', class: 'an-scatter' });
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr;
+    canvas.height = H * dpr;
+    canvas.style.width = `${W}px`;
+    canvas.style.height = `${H}px`;
+    const ctx = canvas.getContext('2d');
+    const L = 70;
+    const B = 20;
+    const maxD = Math.max(1, s?.max_ns ?? 1);
+    const xOf = (t: number): number => L + ((t - from) / Math.max(1, to - from)) * (W - L - 8);
+    const yOf = (d: number): number => H - B - (d / maxD) * (H - B - 8);
+    const pts = a.activities.map((act) => ({ a: act, x: xOf(act.begin), y: yOf(act.duration) }));
+    if (ctx) {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      ctx.strokeStyle = '#c8ccd2';
+      ctx.beginPath();
+      ctx.moveTo(L, 8);
+      ctx.lineTo(L, H - B);
+      ctx.lineTo(W - 8, H - B);
+      ctx.stroke();
+      ctx.fillStyle = '#3b4350';
+      ctx.font = '10px sans-serif';
+      ctx.textAlign = 'right';
+      for (const f of [0, 0.5, 1]) ctx.fillText(formatDuration(maxD * f), L - 4, yOf(maxD * f) + 3);
+      ctx.textAlign = 'left';
+      ctx.fillText(tod(from), L, H - 6);
+      ctx.textAlign = 'right';
+      ctx.fillText(tod(to), W - 8, H - 6);
+      ctx.fillStyle = 'rgba(29, 57, 196, 0.55)';
+      for (const p of pts) ctx.fillRect(p.x - 1.5, p.y - 1.5, 3, 3);
+    }
+    canvas.onclick = (e) => {
+      const r = canvas.getBoundingClientRect();
+      const x = e.clientX - r.left;
+      const y = e.clientY - r.top;
+      let best: (typeof pts)[number] | null = null;
+      let bd = 6;
+      for (const p of pts) {
+        const d = Math.hypot(p.x - x, p.y - y);
+        if (d < bd) {
+          bd = d;
+          best = p;
+        }
+      }
+      if (best) this.pick(best.a);
+    };
+    canvas.title = 'Each point: a period (begin time, duration). A click selects it on the timeline.';
+    this.points = pts;
+    this.scatter = canvas;
+    const hist = el('div', { class: 'act-hist', id: 'an-hist' });
+    const h = a.histogram ?? [];
+    if (h.length) {
+      const max = Math.max(...h.map((b) => b.count), 1);
+      const plot = el('div', { class: 'act-bars' });
+      for (const b of h) {
+        const bar = el('div', { class: 'act-bar', title: `${b.lower_us.toFixed(3)} – ${b.upper_us.toFixed(3)} µs: ${formatCount(b.count)}` });
+        bar.style.height = `${b.count ? Math.max(1, (60 * b.count) / max) : 0}px`;
+        bar.dataset['count'] = String(b.count);
+        plot.appendChild(bar);
+      }
+      const axis = el('div', { class: 'act-axis' });
+      axis.append(el('span', {}, `${h[0]!.lower_us.toFixed(3)} µs`), el('span', {}, `${h[h.length - 1]!.upper_us.toFixed(3)} µs`));
+      hist.append(el('div', { class: 'act-hist-title' }, 'density of durations'), plot, axis);
+    }
+    const plots = el('div', { class: 'an-lat-plots' });
+    plots.append(canvas, hist);
+    return [head, def, plots];
+  }
+
+  private scatter: HTMLCanvasElement | null = null;
+
+  /** The points in client coordinates (the scatter may have moved since it was drawn). */
+  pointsNow(): { begin: number; end: number; x: number; y: number }[] {
+    const r = this.scatter?.isConnected ? this.scatter.getBoundingClientRect() : null;
+    if (!r) return [];
+    return this.points.map((p) => ({ begin: p.a.begin, end: p.a.end, x: r.left + p.x, y: r.top + p.y }));
   }
 
   private render(a: AnalysisAnswer): HTMLElement[] {

@@ -4,7 +4,7 @@
 
 import { Activities, ActivitiesTab, DefinitionsPanel } from './activity';
 import { AnalysesPanel } from './analyses';
-import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Info } from './api';
+import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Activity, type Info } from './api';
 import { byId, formatCount, formatDuration, originTimeOfDay } from './format';
 import { EventList } from './list';
 import { FiltersPanel, SearchPanel, StatsPanel } from './panels';
@@ -32,7 +32,7 @@ const progressText = byId('progress-text');
 
 let list: EventList;
 const stats = new StatsPanel(byId('stats'), state);
-const analyses = new AnalysesPanel(byId('analyses'), state);
+const analyses = new AnalysesPanel(byId('analyses'), state, (a) => showInterval(a));
 const acts = new Activities(state);
 
 const timeline = new Timeline(
@@ -62,12 +62,13 @@ list = new EventList(byId('event-list'), state, {
 acts.redraw = () => timeline.invalidate();
 timeline.setOverlay(acts);
 const actsPanel = new DefinitionsPanel(byId('act-panel'), acts);
-const actsTab = new ActivitiesTab(byId('activities'), acts, state, (a) => {
-  // An activity picked in the list: selected, and in view with some room.
+/** An activity or period picked in a list or a plot: selected, and in view with some room. */
+function showInterval(a: Activity): void {
   const pad = Math.max((a.end - a.begin) / 2, 1000);
   timeline.setView(Math.max(0, a.begin - pad), a.end + pad);
   state.setRange({ from: a.begin, to: a.end + 1 });
-});
+}
+const actsTab = new ActivitiesTab(byId('activities'), acts, state, showInterval);
 const messagesBtn = byId<HTMLButtonElement>('toggle-messages');
 acts.onChange(() => {
   messagesBtn.hidden = acts.defs.length === 0;
@@ -380,6 +381,8 @@ const reefView = {
   filterId: () => state.filterId,
   /** Opens a tab under the timeline: 'events', 'activities' or 'analyses'. */
   showTab: (name: 'events' | 'activities' | 'analyses') => showTab(byId(`tab-${name}`)),
+  /** The latency scatter plot's points: their periods and client coordinates. */
+  latencyPoints: () => analyses.pointsNow(),
   /** The activities drawn: slices (row, stacking level) and arrows. */
   activities: () => acts.drawnNow(timeline.clientGeometry()),
 };
