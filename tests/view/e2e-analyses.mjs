@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENV, REEF, ROOT, assert, assertEq, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
+import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
 
 const TRACES = '../shared/conformance/kernel-traces';
 const REFS = join(ROOT, 'tests/analyses/references');
@@ -197,6 +197,7 @@ async function kernelTrace(browser, trace) {
       await shot(page, 'analyses-range-sorted');
     }
     if (trace === 'bug446190') await latency(page);
+    await usage(page, trace);
     await check(`${trace}: no console error or exception in the page`, () => assertEq(errors.join('\n'), '', 'errors'));
   } finally {
     await page.close();
@@ -270,6 +271,57 @@ async function latency(page) {
     assert(got.length > 100, `${got.length} points`);
     return `${got.length} points`;
   });
+}
+
+/**
+ * Busy ns of `cpu` in [a, b) from babeltrace2's sched_switch events: the
+ * CPU runs `next_tid` from each switch on; idle (tid 0) and before its
+ * first switch do not count.
+ */
+function busy(switches, a, b) {
+  let sum = 0;
+  for (let i = 0; i < switches.length; i++) {
+    const s = switches[i];
+    const end = i + 1 < switches.length ? switches[i + 1].t : Infinity;
+    if (Number(s.fields.next_tid) > 0) sum += Math.max(0, Math.min(end, b) - Math.max(s.t, a));
+  }
+  return sum;
+}
+
+/** The CPU usage chart: every bucket's busy time per CPU is babeltrace2's, over the whole trace and a part of it. */
+async function usage(page, trace) {
+  const evs = bt2Events(join(ROOT, TRACES, trace));
+  await page.evaluate(() => document.querySelector('#clear-selection').click());
+  const end = await page.evaluate(() => window.reefView.info().end);
+  for (const [label, from, to] of [
+    ['the whole trace', 0, end + 1],
+    ['a fifth of it', Math.floor(end * 0.4), Math.floor(end * 0.6)],
+  ]) {
+    await page.evaluate(([f, t]) => window.reefView.setView(f, t), [from, to]);
+    await settle(page, 60000);
+    await page.selectOption('#an-name', 'cpu-usage');
+    await page.click('#an-run');
+    await settle(page, 60000);
+    await check(`${trace}: CPU usage over ${label}: each bucket's busy time per CPU is babeltrace2's sched_switch`, async () => {
+      const u = await page.evaluate(() => window.reefView.cpuUsage());
+      assert(u && u.cpus.length > 0, 'no CPU');
+      let buckets = 0;
+      for (const c of u.cpus) {
+        const sw = evs.filter((e) => e.name === 'sched_switch' && e.cpu === c.cpu);
+        c.on.forEach((on, i) => {
+          const a = (u.j0 + i) * u.res;
+          const want = busy(sw, a, a + u.res);
+          assertEq(on, want, `CPU ${c.cpu}, bucket ${u.j0 + i} at res ${u.res}`);
+          buckets++;
+        });
+      }
+      const legend = await page.evaluate(() => [...document.querySelectorAll('#an-usage-legend .an-legend-item')].map((e) => Number(e.dataset.busy)));
+      const total = u.cpus.reduce((x, c) => x + c.on.reduce((p, q) => p + q, 0), 0);
+      assertEq(legend[0], total, 'the total in the legend');
+      return `${buckets} buckets of ${u.res} ns`;
+    });
+    if (trace === 'bug446190' && from > 0) await shot(page, 'analyses-cpu-usage');
+  }
 }
 
 /** A trace other than a kernel one has no Analyses tab. */

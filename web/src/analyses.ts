@@ -6,7 +6,13 @@
 import {
   getActivities,
   getAnalysis,
+  getWindow,
   isAbort,
+  B_CHANGES,
+  B_J,
+  B_ON,
+  B_V,
+  type Bucket,
   type ActivitiesAnswer,
   type Activity,
   type AnalysisAnswer,
@@ -24,6 +30,37 @@ interface Analysis {
   groups: boolean;
   /** A latency view: these periods (`reef periods`' definitions) as a scatter plot and a histogram. */
   periods?: string[];
+  /** CPU usage over time, from the index's CPU rows. */
+  usage?: boolean;
+}
+
+/** Buckets of the CPU usage chart across the range. */
+const USAGE_BUCKETS = 400;
+
+/**
+ * Each bucket's on-time from `j0` to `j1` (inclusive) for one row's window
+ * answer: the buckets it leaves out are plain (no change inside), their
+ * value the one before them (docs/view-api.md, Buckets); after the last
+ * bucket with changes, the value at the start of `j1 + 1` (`after`).
+ */
+export function onTimes(b: Bucket[], res: number, j0: number, j1: number, after: number, isOn: (v: number) => boolean): number[] {
+  const out: number[] = [];
+  let i = 0;
+  for (let j = j0; j <= j1; j++) {
+    while (i + 1 < b.length && b[i + 1]![B_J] <= j) i++;
+    const bk = b[i];
+    if (!bk || bk[B_J] > j) {
+      out.push(0);
+    } else if (bk[B_J] === j) {
+      out.push(bk[B_ON]);
+    } else {
+      // A plain bucket after `bk`: the value `bk` ends with.
+      const next = b[i + 1];
+      const v = bk[B_CHANGES] === 0 ? bk[B_V] : next ? next[B_V] : after;
+      out.push(isOn(v) ? res : 0);
+    }
+  }
+  return out;
 }
 
 /** Points of a latency scatter plot: the longest of the range. */
@@ -36,6 +73,7 @@ export const ANALYSES: Analysis[] = [
   { name: 'schedstats', label: 'Scheduling latency (schedstats)', limit: false, groups: true },
   { name: 'iolatency', label: 'I/O latency (iolatency)', limit: false, groups: false },
   { name: 'memtop', label: 'Memory pages (memtop)', limit: true, groups: false },
+  { name: 'cpu-usage', label: 'CPU usage over time', limit: false, groups: false, usage: true },
   {
     name: 'irq-latency',
     label: 'IRQ handler durations (scatter)',
@@ -313,6 +351,7 @@ export class AnalysesPanel {
     const q = this.request();
     const latency = this.analysis().periods;
     if (latency) return this.fetchLatency(q, latency);
+    if (this.analysis().usage) return this.fetchUsage(q);
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
     this.run.classList.remove('stale');
@@ -426,6 +465,102 @@ export class AnalysesPanel {
   }
 
   private scatter: HTMLCanvasElement | null = null;
+  /** The CPU usage shown: per CPU, its busy ns in each bucket from `j0` (for tests). */
+  usage: { res: number; j0: number; cpus: { cpu: number; on: number[] }[] } | null = null;
+
+  /** CPU usage over time: per CPU and in total, the share of each bucket a thread (not idle) ran. */
+  private async fetchUsage(q: { from: number; to: number; key: string }): Promise<void> {
+    const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
+    const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
+    this.run.classList.remove('stale');
+    this.run.textContent = 'Compute';
+    const cpus = this.state.rows.filter((r) => r.kind === 'cpu').sort((a, b) => (a.cpu ?? 0) - (b.cpu ?? 0));
+    const t0 = performance.now();
+    const ids = cpus.map((r) => r.id);
+    const w = await getWindow(q.from, q.to, USAGE_BUCKETS, ids, null);
+    const res = w.res;
+    const j0 = Math.floor(q.from / res);
+    const j1 = Math.floor((q.to - 1) / res);
+    // The values at the start of the bucket after the range (one bucket at the same resolution).
+    const next = await getWindow((j1 + 1) * res, (j1 + 2) * res, 1, ids, null);
+    const ms = performance.now() - t0;
+    this.last = { key: q.key, ms };
+    const series = cpus.map((r) => ({
+      cpu: r.cpu ?? r.id,
+      on: onTimes(w.rows.find((x) => x.id === r.id)?.b ?? [], res, j0, j1, next.rows.find((x) => x.id === r.id)?.b[0]?.[B_V] ?? -1, (v) => v > 0),
+    }));
+    this.usage = { res, j0, cpus: series };
+    this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), buckets of ${formatDuration(res)}`;
+    const W = 900;
+    const H = 240;
+    const L = 44;
+    const B = 20;
+    const canvas = el('canvas', { id: 'an-usage', class: 'an-scatter' });
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr;
+    canvas.height = H * dpr;
+    canvas.style.width = `${W}px`;
+    canvas.style.height = `${H}px`;
+    const ctx = canvas.getContext('2d');
+    const n = j1 - j0 + 1;
+    const xOf = (i: number): number => L + ((i + 0.5) / n) * (W - L - 8);
+    const yOf = (f: number): number => H - B - f * (H - B - 8);
+    const colours = ['#d4380d', '#1d39c4', '#08979c', '#c41d7f', '#7cb305', '#d48806', '#531dab', '#096dd9'];
+    const line = (vals: number[], colour: string, width: number): void => {
+      if (!ctx) return;
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = width;
+      ctx.beginPath();
+      vals.forEach((v, i) => (i ? ctx.lineTo(xOf(i), yOf(v)) : ctx.moveTo(xOf(i), yOf(v))));
+      ctx.stroke();
+    };
+    if (ctx) {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, W, H);
+      ctx.strokeStyle = '#e2e5ea';
+      ctx.fillStyle = '#3b4350';
+      ctx.font = '10px sans-serif';
+      ctx.textAlign = 'right';
+      for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+        ctx.beginPath();
+        ctx.moveTo(L, yOf(f));
+        ctx.lineTo(W - 8, yOf(f));
+        ctx.stroke();
+        ctx.fillText(`${f * 100} %`, L - 4, yOf(f) + 3);
+      }
+      ctx.textAlign = 'left';
+      ctx.fillText(tod(j0 * res), L, H - 6);
+      ctx.textAlign = 'right';
+      ctx.fillText(tod((j1 + 1) * res), W - 8, H - 6);
+      series.forEach((s, k) => line(s.on.map((o) => o / res), colours[k % colours.length]!, 1));
+      const total = series.length ? series[0]!.on.map((_, i) => series.reduce((a, s) => a + s.on[i]!, 0) / (res * series.length)) : [];
+      line(total, '#111', 2);
+    }
+    const legend = el('div', { class: 'an-legend', id: 'an-usage-legend' });
+    const span = (j1 - j0 + 1) * res;
+    const item = (label: string, colour: string, busy: number, cpusN: number): HTMLElement => {
+      const d = el('span', { class: 'an-legend-item' });
+      const sw = el('span', { class: 'swatch' });
+      sw.style.background = colour;
+      d.append(sw, ` ${label}: ${((100 * busy) / (span * cpusN)).toFixed(2)} %`);
+      d.title = `busy ${formatDuration(busy)} of ${formatDuration(span * cpusN)}`;
+      d.dataset['busy'] = String(busy);
+      return d;
+    };
+    const sum = (a: number[]): number => a.reduce((x, y) => x + y, 0);
+    legend.append(
+      item('total', '#111', sum(series.map((s) => sum(s.on))), Math.max(1, series.length)),
+      ...series.map((s, k) => item(`CPU ${s.cpu}`, colours[k % colours.length]!, sum(s.on), 1)),
+    );
+    const note = el(
+      'div',
+      { class: 'status' },
+      'The share of each bucket during which a thread other than the idle one (tid 0) ran on the CPU, from the CPU rows of the index.',
+    );
+    this.tables.replaceChildren(note, canvas, legend);
+    this.rangeChanged();
+  }
 
   /** The points in client coordinates (the scatter may have moved since it was drawn). */
   pointsNow(): { begin: number; end: number; x: number; y: number }[] {

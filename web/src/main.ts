@@ -381,6 +381,8 @@ const reefView = {
   filterId: () => state.filterId,
   /** Opens a tab under the timeline: 'events', 'activities' or 'analyses'. */
   showTab: (name: 'events' | 'activities' | 'analyses') => showTab(byId(`tab-${name}`)),
+  /** The CPU usage chart's data: per CPU, busy ns per bucket from bucket j0 at res. */
+  cpuUsage: () => analyses.usage,
   /** The latency scatter plot's points: their periods and client coordinates. */
   latencyPoints: () => analyses.pointsNow(),
   /** The activities drawn: slices (row, stacking level) and arrows. */
