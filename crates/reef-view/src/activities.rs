@@ -5,7 +5,7 @@
 //! kept, with the rows of their begin and end events, for the windows the
 //! page asks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use reef_engines::activities::{Activities, ActivitySpec};
 use reef_engines::intervals::{
@@ -70,28 +70,56 @@ pub struct Set {
     pub error: Option<String>,
 }
 
-/// The cache of [`Set`]s, most recent last.
+/// The cache of [`Set`]s, most recent last, and the definitions being
+/// computed (a request for one of those waits for it rather than reading
+/// the traces again).
 #[derive(Default)]
-pub struct Cache(Mutex<Vec<Arc<Set>>>);
+pub struct Cache {
+    state: Mutex<CacheState>,
+    done: Condvar,
+}
+
+#[derive(Default)]
+struct CacheState {
+    sets: Vec<Arc<Set>>,
+    computing: Vec<Spec>,
+}
+
+fn lock(m: &Mutex<CacheState>) -> MutexGuard<'_, CacheState> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The intervals of a definition: from the cache, or computed (a pass
 /// over the traces at the engine's speed).
 pub fn get(view: &View, spec: Spec) -> Result<Arc<Set>, ApiError> {
+    let cache = &view.activities;
     {
-        let mut c = view.activities.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = c.iter().position(|s| s.spec == spec) {
-            let s = c.remove(i);
-            c.push(s.clone());
-            return Ok(s);
+        let mut c = lock(&cache.state);
+        loop {
+            if let Some(i) = c.sets.iter().position(|s| s.spec == spec) {
+                let s = c.sets.remove(i);
+                c.sets.push(s.clone());
+                return Ok(s);
+            }
+            if !c.computing.contains(&spec) {
+                c.computing.push(spec.clone());
+                break;
+            }
+            // Another request computes it (if it fails, this one tries).
+            c = cache.done.wait(c).unwrap_or_else(|e| e.into_inner());
         }
     }
-    let set = Arc::new(compute(view, spec)?);
-    let mut c = view.activities.0.lock().unwrap_or_else(|e| e.into_inner());
-    c.push(set.clone());
-    if c.len() > CACHED {
-        c.remove(0);
+    let result = compute(view, spec.clone()).map(Arc::new);
+    let mut c = lock(&cache.state);
+    c.computing.retain(|s| *s != spec);
+    if let Ok(set) = &result {
+        c.sets.push(set.clone());
+        if c.sets.len() > CACHED {
+            c.sets.remove(0);
+        }
     }
-    Ok(set)
+    cache.done.notify_all();
+    result
 }
 
 /// Interns strings.

@@ -17,11 +17,14 @@ are 400s.
 Usage: python3 activities.py REEF_BINARY
 """
 
+import concurrent.futures
+import http.client
 import json
 import os
 import random
 import subprocess
 import sys
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btmodel  # noqa: E402
@@ -304,6 +307,24 @@ def main():
             rep.check("%s: bad definitions and parameters are 400s (which expression, where)" % os.path.basename(path), probs)
             if defs is KERNEL:
                 check_periods(rep, srv, tr, reef, path, rows_of)
+            # many requests at once for a definition not asked before: one answer
+            d = defs[0]
+            q = {"begin": d[1] + " && 1 == 1", "end": d[2], "from": 0, "to": tr.end + 1, "limit": 5}
+            if d[3]:
+                q["key"] = d[3]
+            url = "/api/activities?" + urllib.parse.urlencode(q)
+
+            def one(_):
+                c = http.client.HTTPConnection(srv.host, srv.port, timeout=120)
+                c.request("GET", url)
+                r = c.getresponse()
+                return r.status, r.read()
+            with concurrent.futures.ThreadPoolExecutor(32) as ex:
+                got = list(ex.map(one, range(64)))
+            statuses = sorted({st for st, _ in got})
+            bodies = {b for _, b in got}
+            rep.check("%s: 64 concurrent requests for a new definition: 200s, one answer" % os.path.basename(path),
+                      [] if statuses == [200] and len(bodies) == 1 else ["statuses %s, %d different bodies" % (statuses, len(bodies))])
         finally:
             srv.stop()
     return 1 if rep.failed else 0

@@ -93,6 +93,18 @@ BAD_400 = [
     "/api/arrows", "/api/arrows?from=0&to=1000", "/api/arrows?from=0&to=1000&width=0",
     "/api/arrows?from=0&to=1000&width=x", "/api/arrows?from=1000&to=0&width=10", "/api/arrows?from=-1&to=10&width=10",
     # a parameter given twice
+    "/api/analysis", "/api/analysis?name=cputop", "/api/analysis?name=cputop&from=0&to=10&limit=x",
+    "/api/analysis?name=%00&from=0&to=10", "/api/analysis?name=cputop&from=0&to=10&total=maybe",
+
+    "/api/activities", "/api/activities?begin=1&from=0&to=10", "/api/activities?end=1&from=0&to=10",
+    "/api/activities?begin=%28%28%28&end=1&from=0&to=10", "/api/activities?begin=1&end=1&key=1%2B&from=0&to=10",
+    "/api/activities?begin=1&end=1&from=0&to=10&limit=100001", "/api/activities?begin=1&end=1&from=0&to=10&sort=x",
+    "/api/activities?begin=1&end=1&from=0&to=10&bins=0", "/api/activities?begin=1&end=1&from=10&to=10",
+    "/api/activities?begin=" + urllib.parse.quote("(" * 300 + "1" + ")" * 300) + "&end=1&from=0&to=10",
+    "/api/periods", "/api/periods?periods=&from=0&to=10", "/api/periods?periods=x&from=0&to=10",
+    "/api/periods?periods=a%3A1%0Aa%3A1&from=0&to=10", "/api/periods?periods=b(nosuch)%3A1&from=0&to=10",
+    "/api/periods?periods=a%3A1&from=0&to=10&bins=1001",
+
     "/api/window?from=0&from=0&to=1000&width=10", "/api/events?from=0&count=10&count=10",
     "/api/search?expr=next_tid%3D%3D1&expr=next_tid%3D%3D1&from=0&skip=0", "/api/filter?expr=&expr=",
     "/api/stats?from=0&to=10&to=10", "/api/arrows?from=0&to=1000&width=10&width=10",
