@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, launchBrowser, openPage, settle, shot, startServer, summary, tooltipAt } from './e2e-lib.mjs';
+import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, openPage, runSuites, settle, shot, startServer, tooltipAt } from './e2e-lib.mjs';
 
 const DEMO = 'examples/build/trace';
 const KERNEL = '../shared/conformance/kernel-traces/bug446190';
@@ -293,15 +293,4 @@ async function kernel(browser) {
   }
 }
 
-const browser = await launchBrowser();
-try {
-  await demo(browser);
-  await kernel(browser);
-} catch (e) {
-  await check('the test ran to its end', () => {
-    throw e;
-  });
-} finally {
-  await browser.close();
-}
-process.exit(summary() ? 0 : 1);
+await runSuites(demo, kernel);

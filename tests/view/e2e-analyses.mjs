@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, launchBrowser, openPage, settle, shot, startServer, summary } from './e2e-lib.mjs';
+import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
 
 const TRACES = '../shared/conformance/kernel-traces';
 const REFS = join(ROOT, 'tests/analyses/references');
@@ -338,16 +338,4 @@ async function demoTrace(browser) {
   }
 }
 
-const browser = await launchBrowser();
-try {
-  await kernelTrace(browser, 'bug446190');
-  await kernelTrace(browser, 'uneven-streams');
-  await demoTrace(browser);
-} catch (e) {
-  await check('the test ran to its end', () => {
-    throw e;
-  });
-} finally {
-  await browser.close();
-}
-process.exit(summary() ? 0 : 1);
+await runSuites((b) => kernelTrace(b, 'bug446190'), (b) => kernelTrace(b, 'uneven-streams'), demoTrace);

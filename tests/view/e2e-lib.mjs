@@ -241,3 +241,18 @@ export async function listTotal(page) {
 export function exists(path) {
   return existsSync(path);
 }
+
+/** Runs each suite with one browser, reports an exception that escapes one as a failed check, exits 0 only if every check passed. */
+export async function runSuites(...suites) {
+  const browser = await launchBrowser();
+  try {
+    for (const suite of suites) await suite(browser);
+  } catch (e) {
+    await check('the test ran to its end', () => {
+      throw e;
+    });
+  } finally {
+    await browser.close();
+  }
+  process.exit(summary() ? 0 : 1);
+}

@@ -19,15 +19,14 @@ import {
   check,
   exists,
   glob,
-  launchBrowser,
   listLines,
   listTotal,
   openPage,
+  runSuites,
   sameLine,
   settle,
   shot,
   startServer,
-  summary,
   tooltipAt,
   withDelta,
 } from './e2e-lib.mjs';
@@ -667,18 +666,4 @@ async function brokenTrace(browser) {
 
 // --- Main ---------------------------------------------------------------------------------------------
 
-const browser = await launchBrowser();
-try {
-  await kernelTrace(browser);
-  await unevenTrace(browser);
-  await demoTrace(browser);
-  await brokenTrace(browser);
-} catch (e) {
-  await check('the test ran to its end', () => {
-    throw e;
-  });
-} finally {
-  await browser.close();
-}
-process.exit(summary() ? 0 : 1);
-
+await runSuites(kernelTrace, unevenTrace, demoTrace, brokenTrace);

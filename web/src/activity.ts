@@ -11,6 +11,7 @@ import { showExprError } from './panels';
 import type { State } from './state';
 import type { Overlay, OverlayGeometry } from './timeline';
 import { getHashParam, setHashParams } from './urlstate';
+import { distToSegment, drawArrow, histogram } from './draw';
 
 const COLOURS = ['#d4380d', '#1d39c4', '#08979c', '#c41d7f', '#7cb305', '#d48806'];
 /** Activities fetched per definition for the timeline: the longest of the window. */
@@ -247,19 +248,7 @@ export class Activities implements Overlay {
       const [x1, y1, x2, y2] = e;
       ctx.strokeStyle = d.def.colour;
       ctx.fillStyle = d.def.colour;
-      ctx.setLineDash([4, 2]);
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(x2, y2);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      const ang = Math.atan2(y2 - y1, x2 - x1);
-      ctx.beginPath();
-      ctx.moveTo(x2, y2);
-      ctx.lineTo(x2 - 7 * Math.cos(ang - 0.4), y2 - 7 * Math.sin(ang - 0.4));
-      ctx.lineTo(x2 - 7 * Math.cos(ang + 0.4), y2 - 7 * Math.sin(ang + 0.4));
-      ctx.closePath();
-      ctx.fill();
+      drawArrow(ctx, x1, y1, x2, y2, [4, 2]);
     }
   }
 
@@ -304,13 +293,6 @@ export class Activities implements Overlay {
   }
 }
 
-function distToSegment(px: number, py: number, x1: number, y1: number, x2: number, y2: number): number {
-  const dx = x2 - x1;
-  const dy = y2 - y1;
-  const l2 = dx * dx + dy * dy;
-  const u = l2 ? Math.max(0, Math.min(1, ((px - x1) * dx + (py - y1) * dy) / l2)) : 0;
-  return Math.hypot(px - (x1 + u * dx), py - (y1 + u * dy));
-}
 
 // --- The side panel: definitions ---------------------------------------------------------------
 
@@ -564,23 +546,7 @@ export class ActivitiesTab {
   }
 
   private renderHistogram(a: ActivitiesAnswer): void {
-    const h = a.histogram ?? [];
-    if (!h.length) {
-      this.histogram.replaceChildren();
-      return;
-    }
-    const max = Math.max(...h.map((b) => b.count), 1);
-    const bars = h.map((b) => {
-      const bar = el('div', { class: 'act-bar', title: `${b.lower_us.toFixed(3)} – ${b.upper_us.toFixed(3)} µs: ${formatCount(b.count)}` });
-      bar.style.height = `${b.count ? Math.max(1, (60 * b.count) / max) : 0}px`;
-      bar.dataset['count'] = String(b.count);
-      return bar;
-    });
-    const plot = el('div', { class: 'act-bars' });
-    plot.append(...bars);
-    const axis = el('div', { class: 'act-axis' });
-    axis.append(el('span', {}, `${h[0]!.lower_us.toFixed(3)} µs`), el('span', {}, `${h[h.length - 1]!.upper_us.toFixed(3)} µs`));
-    this.histogram.replaceChildren(el('div', { class: 'act-hist-title' }, 'durations in range'), plot, axis);
+    this.histogram.replaceChildren(...histogram('', 'durations in range', a.histogram ?? []).childNodes);
   }
 
   private renderList(list: Activity[]): void {

@@ -20,6 +20,7 @@ import {
   type LamiCell,
   type LamiColumn,
 } from './api';
+import { hiDpiCanvas, histogram } from './draw';
 import { el, formatCount, formatDuration, formatTimeOfDay } from './format';
 import type { State } from './state';
 
@@ -392,13 +393,7 @@ export class AnalysesPanel {
     const def = el('div', { class: 'status', id: 'an-lat-def', title: periods.join('\n') }, `reef periods --period '${periods.join("' --period '")}'`);
     const W = 900;
     const H = 220;
-    const canvas = el('canvas', { id: 'an-scatter', class: 'an-scatter' });
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr;
-    canvas.height = H * dpr;
-    canvas.style.width = `${W}px`;
-    canvas.style.height = `${H}px`;
-    const ctx = canvas.getContext('2d');
+    const [canvas, ctx] = hiDpiCanvas('an-scatter', 'an-scatter', W, H);
     const L = 70;
     const B = 20;
     const maxD = Math.max(1, s?.max_ns ?? 1);
@@ -406,7 +401,6 @@ export class AnalysesPanel {
     const yOf = (d: number): number => H - B - (d / maxD) * (H - B - 8);
     const pts = a.activities.map((act) => ({ a: act, x: xOf(act.begin), y: yOf(act.duration) }));
     if (ctx) {
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = '#fff';
       ctx.fillRect(0, 0, W, H);
       ctx.strokeStyle = '#c8ccd2';
@@ -444,21 +438,7 @@ export class AnalysesPanel {
     canvas.title = 'Each point: a period (begin time, duration). A click selects it on the timeline.';
     this.points = pts;
     this.scatter = canvas;
-    const hist = el('div', { class: 'act-hist', id: 'an-hist' });
-    const h = a.histogram ?? [];
-    if (h.length) {
-      const max = Math.max(...h.map((b) => b.count), 1);
-      const plot = el('div', { class: 'act-bars' });
-      for (const b of h) {
-        const bar = el('div', { class: 'act-bar', title: `${b.lower_us.toFixed(3)} – ${b.upper_us.toFixed(3)} µs: ${formatCount(b.count)}` });
-        bar.style.height = `${b.count ? Math.max(1, (60 * b.count) / max) : 0}px`;
-        bar.dataset['count'] = String(b.count);
-        plot.appendChild(bar);
-      }
-      const axis = el('div', { class: 'act-axis' });
-      axis.append(el('span', {}, `${h[0]!.lower_us.toFixed(3)} µs`), el('span', {}, `${h[h.length - 1]!.upper_us.toFixed(3)} µs`));
-      hist.append(el('div', { class: 'act-hist-title' }, 'density of durations'), plot, axis);
-    }
+    const hist = histogram('an-hist', 'density of durations', a.histogram ?? []);
     const plots = el('div', { class: 'an-lat-plots' });
     plots.append(canvas, hist);
     return [head, def, plots];
@@ -495,13 +475,7 @@ export class AnalysesPanel {
     const H = 240;
     const L = 44;
     const B = 20;
-    const canvas = el('canvas', { id: 'an-usage', class: 'an-scatter' });
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr;
-    canvas.height = H * dpr;
-    canvas.style.width = `${W}px`;
-    canvas.style.height = `${H}px`;
-    const ctx = canvas.getContext('2d');
+    const [canvas, ctx] = hiDpiCanvas('an-usage', 'an-scatter', W, H);
     const n = j1 - j0 + 1;
     const xOf = (i: number): number => L + ((i + 0.5) / n) * (W - L - 8);
     const yOf = (f: number): number => H - B - f * (H - B - 8);
@@ -515,7 +489,6 @@ export class AnalysesPanel {
       ctx.stroke();
     };
     if (ctx) {
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = '#fff';
       ctx.fillRect(0, 0, W, H);
       ctx.strokeStyle = '#e2e5ea';

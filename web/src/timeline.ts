@@ -9,6 +9,7 @@
 // debounced while the view moves, and meanwhile whatever level is cached is
 // drawn scaled (see tiles.ts).
 
+import { distToSegment, drawArrow } from './draw';
 import {
   B_CHANGES,
   B_COUNT,
@@ -907,18 +908,7 @@ export class Timeline {
       if (y1 === null || y2 === null) continue;
       const x1 = this.xOf(ar.from_t);
       const x2 = this.xOf(ar.to_t);
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(x2, y2);
-      ctx.stroke();
-      // Arrow head.
-      const ang = Math.atan2(y2 - y1, x2 - x1);
-      ctx.beginPath();
-      ctx.moveTo(x2, y2);
-      ctx.lineTo(x2 - 7 * Math.cos(ang - 0.4), y2 - 7 * Math.sin(ang - 0.4));
-      ctx.lineTo(x2 - 7 * Math.cos(ang + 0.4), y2 - 7 * Math.sin(ang + 0.4));
-      ctx.closePath();
-      ctx.fill();
+      drawArrow(ctx, x1, y1, x2, y2);
     }
   }
 
@@ -1429,13 +1419,6 @@ function bucketAt(b: Bucket[], res: number, t: number): number {
   return lo - 1;
 }
 
-function distToSegment(px: number, py: number, x1: number, y1: number, x2: number, y2: number): number {
-  const dx = x2 - x1;
-  const dy = y2 - y1;
-  const l2 = dx * dx + dy * dy;
-  const u = l2 === 0 ? 0 : clamp(((px - x1) * dx + (py - y1) * dy) / l2, 0, 1);
-  return Math.hypot(px - (x1 + u * dx), py - (y1 + u * dy));
-}
 
 /** Widest window asked when refining (buckets per request). */
 const REFINE_W = 4096;
