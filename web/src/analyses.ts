@@ -351,36 +351,31 @@ export class AnalysesPanel {
   private async fetch(): Promise<void> {
     const q = this.request();
     const latency = this.analysis().periods;
-    if (latency) return this.fetchLatency(q, latency);
-    if (this.analysis().usage) return this.fetchUsage(q);
-    const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
-    const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
-    this.run.classList.remove('stale');
-    this.run.textContent = 'Compute';
-    this.status.textContent = `computing over the ${what}…`;
-    const t0 = performance.now();
-    const a = await getAnalysis(q.name, q.from, q.to, q.opts);
-    const ms = performance.now() - t0;
+    const run = this.starting(q);
+    let shown: HTMLElement[];
+    if (latency) {
+      const a = await getActivities({ kind: 'periods', periods: latency }, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
+      shown = this.renderLatency(a, q.from, q.to, latency);
+    } else if (this.analysis().usage) {
+      shown = await this.usageChart(q);
+    } else {
+      shown = this.render(await getAnalysis(q.name, q.from, q.to, q.opts));
+    }
+    const ms = performance.now() - run.t0;
     this.last = { key: q.key, ms };
-    this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), in ${(ms / 1e3).toFixed(2)} s`;
-    this.tables.replaceChildren(...this.render(a));
+    this.status.textContent = `over the ${run.what} (${formatDuration(q.to - q.from)}), in ${(ms / 1e3).toFixed(2)} s`;
+    this.tables.replaceChildren(...shown);
     this.rangeChanged();
   }
 
-  /** A latency view: the periods of the range, longest first, as a scatter plot (time, duration) and a histogram. */
-  private async fetchLatency(q: { from: number; to: number; key: string }, periods: string[]): Promise<void> {
+  /** A computation over `q`'s range starts: says so; what the range is called, and when it started. */
+  private starting(q: { from: number; to: number }): { what: string; t0: number } {
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
     this.run.classList.remove('stale');
     this.run.textContent = 'Compute';
     this.status.textContent = `computing over the ${what}…`;
-    const t0 = performance.now();
-    const a = await getActivities({ kind: 'periods', periods }, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
-    const ms = performance.now() - t0;
-    this.last = { key: q.key, ms };
-    this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), in ${(ms / 1e3).toFixed(2)} s`;
-    this.tables.replaceChildren(...this.renderLatency(a, q.from, q.to, periods));
-    this.rangeChanged();
+    return { what, t0: performance.now() };
   }
 
   private renderLatency(a: ActivitiesAnswer, from: number, to: number, periods: string[]): HTMLElement[] {
@@ -449,13 +444,9 @@ export class AnalysesPanel {
   usage: { res: number; j0: number; cpus: { cpu: number; on: number[] }[] } | null = null;
 
   /** CPU usage over time: per CPU and in total, the share of each bucket a thread (not idle) ran. */
-  private async fetchUsage(q: { from: number; to: number; key: string }): Promise<void> {
+  private async usageChart(q: { from: number; to: number }): Promise<HTMLElement[]> {
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
-    const what = `${this.state.range ? 'selection' : 'visible range'} ${tod(q.from)} – ${tod(q.to)}`;
-    this.run.classList.remove('stale');
-    this.run.textContent = 'Compute';
     const cpus = this.state.rows.filter((r) => r.kind === 'cpu').sort((a, b) => (a.cpu ?? 0) - (b.cpu ?? 0));
-    const t0 = performance.now();
     const ids = cpus.map((r) => r.id);
     const w = await getWindow(q.from, q.to, USAGE_BUCKETS, ids, null);
     const res = w.res;
@@ -463,14 +454,11 @@ export class AnalysesPanel {
     const j1 = Math.floor((q.to - 1) / res);
     // The values at the start of the bucket after the range (one bucket at the same resolution).
     const next = await getWindow((j1 + 1) * res, (j1 + 2) * res, 1, ids, null);
-    const ms = performance.now() - t0;
-    this.last = { key: q.key, ms };
     const series = cpus.map((r) => ({
       cpu: r.cpu ?? r.id,
       on: onTimes(w.rows.find((x) => x.id === r.id)?.b ?? [], res, j0, j1, next.rows.find((x) => x.id === r.id)?.b[0]?.[B_V] ?? -1, (v) => v > 0),
     }));
     this.usage = { res, j0, cpus: series };
-    this.status.textContent = `over the ${what} (${formatDuration(q.to - q.from)}), buckets of ${formatDuration(res)}`;
     const W = 900;
     const H = 240;
     const L = 44;
@@ -529,10 +517,9 @@ export class AnalysesPanel {
     const note = el(
       'div',
       { class: 'status' },
-      'The share of each bucket during which a thread other than the idle one (tid 0) ran on the CPU, from the CPU rows of the index.',
+      `The share of each bucket (${formatDuration(res)}) during which a thread other than the idle one (tid 0) ran on the CPU, from the CPU rows of the index.`,
     );
-    this.tables.replaceChildren(note, canvas, legend);
-    this.rangeChanged();
+    return [note, canvas, legend];
   }
 
   /** The points in client coordinates (the scatter may have moved since it was drawn). */
