@@ -109,17 +109,23 @@ pub fn get(view: &View, spec: Spec) -> Result<Arc<Set>, ApiError> {
             c = cache.done.wait(c).unwrap_or_else(|e| e.into_inner());
         }
     }
-    let result = compute(view, spec.clone()).map(Arc::new);
-    let mut c = lock(&cache.state);
-    c.computing.retain(|s| *s != spec);
-    if let Ok(set) = &result {
-        c.sets.push(set.clone());
-        if c.sets.len() > CACHED {
-            c.sets.remove(0);
+    // Whatever happens (an error, a panic), the definition is no longer
+    // being computed once this is dropped, and the waiting requests wake.
+    struct Computing<'a>(&'a Cache, &'a Spec);
+    impl Drop for Computing<'_> {
+        fn drop(&mut self) {
+            lock(&self.0.state).computing.retain(|s| s != self.1);
+            self.0.done.notify_all();
         }
     }
-    cache.done.notify_all();
-    result
+    let _computing = Computing(cache, &spec);
+    let set = Arc::new(compute(view, spec.clone())?);
+    let mut c = lock(&cache.state);
+    c.sets.push(set.clone());
+    if c.sets.len() > CACHED {
+        c.sets.remove(0);
+    }
+    Ok(set)
 }
 
 /// Interns strings.
