@@ -257,6 +257,23 @@ async function latency(page) {
   await page.evaluate(() => document.querySelector('#clear-selection').click());
   await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
   await settle(page, 60000);
+  await page.selectOption('#an-name', 'softirq-latency');
+  await settle(page, 60000);
+  await check("bug446190: the softirq latency view counts what lttng-irqstats' softirq table does (count, min, max)", async () => {
+    // lttng-irqstats: per softirq, [irq, count, min, avg, max, stdev]
+    const soft = ref('bug446190.irqstats.json').results.find((t) => t.class === 'soft-stats').data;
+    const count = soft.reduce((a, r) => a + r[1].value, 0);
+    const min = Math.min(...soft.map((r) => r[2].value));
+    const max = Math.max(...soft.map((r) => r[4].value));
+    const text = await page.textContent('#an-lat-stats');
+    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+    assert(m, `stats: ${text}`);
+    assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
+    return `${count} softirqs`;
+  });
+  await page.evaluate(() => document.querySelector('#clear-selection').click());
+  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+  await settle(page, 60000);
   await page.selectOption('#an-name', 'syscall-latency');
   await settle(page, 60000);
   await check("bug446190: the system call latency view plots `reef periods --log`'s periods", async () => {
