@@ -11,10 +11,9 @@
 // Needs what tests/view/e2e.mjs needs. One line per check; exit status 0
 // only if every check passed. Screenshots: tests/view/screenshots/.
 
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
+import { ROOT, assert, assertEq, bt2Events, check, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
 
 const TRACES = '../shared/conformance/kernel-traces';
 const REFS = join(ROOT, 'tests/analyses/references');
@@ -216,8 +215,8 @@ function durationNs(s) {
 /**
  * The IRQ latency view over the whole trace against lttng-analyses' own
  * outputs for the same period definition (tests/periods/lttng-analyses/:
- * lttng-periodstats, -freq, -top); the system call view against `reef
- * periods --log` of the definition it shows.
+ * lttng-periodstats, -freq, -top); the softirq view against
+ * lttng-irqstats' softirq table.
  */
 async function latency(page) {
   const lt = (k) =>
@@ -270,23 +269,6 @@ async function latency(page) {
     assert(m, `stats: ${text}`);
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
     return `${count} softirqs`;
-  });
-  await page.evaluate(() => document.querySelector('#clear-selection').click());
-  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
-  await settle(page, 60000);
-  await page.selectOption('#an-name', 'syscall-latency');
-  await settle(page, 60000);
-  await check("bug446190: the system call latency view plots `reef periods --log`'s periods", async () => {
-    const def = await page.getAttribute('#an-lat-def', 'title');
-    const out = execFileSync(REEF, ['periods', '--period', def, '--log', '--json', join(ROOT, TRACES, 'bug446190')], { env: ENV, maxBuffer: 1 << 28 })
-      .toString()
-      .replace(/"(begin_ns|end_ns)":(-?\d+)/g, '"$1":"$2"');
-    const want = JSON.parse(out).log.map((iv) => [Number(BigInt(iv.begin_ns) - origin), Number(BigInt(iv.end_ns) - origin)]);
-    const got = (await page.evaluate(() => window.reefView.latencyPoints())).map((p) => [p.begin, p.end]);
-    const key = (x) => x.join(',');
-    assertEq(JSON.stringify(got.map(key).sort()), JSON.stringify(want.map(key).sort()), 'periods');
-    assert(got.length > 100, `${got.length} points`);
-    return `${got.length} points`;
   });
 }
 

@@ -93,25 +93,6 @@ export const ANALYSES: Analysis[] = [
       'softirq : $evt.$name == "softirq_entry" : $evt.$name == "softirq_exit" && $evt.vec == $begin.$evt.vec && $evt.cpu_id == $begin.$evt.cpu_id',
     ],
   },
-  {
-    name: 'syscall-latency',
-    label: 'System call durations (scatter)',
-    limit: false,
-    groups: false,
-    periods: [
-      // Entries: `syscall_entry_*`, or older LTTng's `sys_*`; exits: `syscall_exit_*`, `exit_syscall`.
-      'syscall : $evt.$name =* "syscall_entry_*" || $evt.$name =* "sys_*" : ($evt.$name =* "syscall_exit_*" || $evt.$name == "exit_syscall") && $evt.cpu_id == $begin.$evt.cpu_id',
-    ],
-  },
-  {
-    name: 'sched-latency',
-    label: 'Scheduling latency, wakeup to switch-in (scatter)',
-    limit: false,
-    groups: false,
-    periods: [
-      'wakeup : $evt.$name == "sched_wakeup" || $evt.$name == "sched_wakeup_new" : $evt.$name == "sched_switch" && $evt.next_tid == $begin.$evt.tid',
-    ],
-  },
 ];
 
 /** A table that took less than this is computed again by itself when the range changes. */
