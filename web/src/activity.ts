@@ -538,7 +538,7 @@ export class ActivitiesTab {
     if (a.unfinished) notes.push(`${formatCount(a.unfinished)} never ended`);
     if (a.unmatched_ends) notes.push(`${formatCount(a.unmatched_ends)} ends without a begin`);
     if (a.unkeyed) notes.push(`${formatCount(a.unkeyed)} events without the key`);
-    if (a.truncated) notes.push('only the first 2,000,000 kept');
+    if (a.truncated) notes.push('only the first 1,000,000 kept');
     this.stats.replaceChildren(line('in range', a.range), ...a.totals.map((t) => line(t.name ? `whole trace, ${t.name}` : 'whole trace', t)));
     if (!a.totals.length) this.stats.append(line('whole trace', null));
     if (notes.length) this.stats.append(el('div', { class: 'status' }, notes.join(' · ')));

@@ -17,12 +17,12 @@ use serde_json::{json, Value};
 use crate::index::{Phase, View};
 use crate::query::ApiError;
 
-/// Activities kept per definition: beyond, the first ones (in time) are
-/// kept and the answer says `truncated` (the whole trace's statistics
-/// still count every one).
-pub const MAX_KEPT: usize = 2_000_000;
+/// Intervals kept per definition (32 bytes each): beyond, the first ones
+/// to end are kept and the answer says `truncated` (the whole trace's
+/// statistics still count every one).
+pub const MAX_KEPT: usize = 1_000_000;
 /// Definitions whose activities are kept at once.
-const CACHED: usize = 4;
+const CACHED: usize = 3;
 
 /// What is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct Iv {
     pub name: u32,
     pub group: u32,
 }
+
+// What MAX_KEPT's memory is counted with.
+const _: () = assert!(std::mem::size_of::<Iv>() == 32);
 
 /// The intervals of one definition.
 pub struct Set {
