@@ -92,10 +92,12 @@ export class Activities implements Overlay {
     this.listeners.push(f);
   }
 
+  /** The definitions changed: the URL, the listeners (the timeline asks for the new ones' windows), what is drawn. */
   private changed(): void {
     defsToUrl(this.defs);
     for (const f of this.listeners) f();
-    this.viewChanged(this.view.from, this.view.to, 0, true);
+    this.viewChanged(this.view.from, this.view.to, 0);
+    this.redraw();
   }
 
   /** Checks a definition with the server (which computes its activities), then adds it. */
@@ -141,11 +143,11 @@ export class Activities implements Overlay {
     return false;
   }
 
-  viewChanged(from: number, to: number, _widthPx: number, force = false): void {
+  viewChanged(from: number, to: number, _widthPx: number): void {
     this.view = { from, to };
     for (const def of this.defs) {
       const w = this.windows.get(def.id);
-      if (!force && w && w.from === from && w.to === to) continue;
+      if (w && w.from === from && w.to === to) continue;
       w?.c?.abort();
       const c = new AbortController();
       const entry: { from: number; to: number; answer: ActivitiesAnswer | null; c: AbortController | null } = {

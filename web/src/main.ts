@@ -164,13 +164,20 @@ function saveUrl(): void {
   }, 200);
 }
 
-async function restoreUrl(): Promise<void> {
+/**
+ * Applies the URL's view, selection and filter. The filter may take a
+ * while to build: the page goes on meanwhile, and the URL is written
+ * again only once it is in use.
+ */
+function restoreUrl(): void {
   const u = readUrlState();
   if (u.view) timeline.setView(u.view.from, u.view.to, false);
   if (u.range) state.setRange(u.range);
-  try {
-    if (u.filter || u.hideRows.length || u.hideClasses.length) await filters.restore(u.filter, u.hideRows, u.hideClasses);
-  } finally {
+  if (u.filter || u.hideRows.length || u.hideClasses.length) {
+    void filters.restore(u.filter, u.hideRows, u.hideClasses).finally(() => {
+      urlRestored = true;
+    });
+  } else {
     urlRestored = true;
   }
 }
@@ -296,7 +303,7 @@ async function pollInfo(): Promise<void> {
       if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
     }
     if (!prev) {
-      await restoreUrl();
+      restoreUrl();
       timeline.startHistory();
     }
     // The activities the URL defines, once the index is built (they need it).
