@@ -7,7 +7,6 @@ import {
   getActivities,
   getAnalysis,
   getWindow,
-  isAbort,
   B_CHANGES,
   B_J,
   B_ON,
@@ -22,6 +21,7 @@ import {
 } from './api';
 import { hiDpiCanvas, histogram } from './draw';
 import { el, formatCount, formatDuration, formatTimeOfDay } from './format';
+import { Serial } from './serial';
 import type { State } from './state';
 
 interface Analysis {
@@ -203,8 +203,13 @@ export class AnalysesPanel {
   private status: HTMLElement;
   private tables: HTMLElement;
   private shown = false;
-  private inFlight = false;
-  private wanted = false;
+  private serial = new Serial(
+    () => this.fetch(),
+    (e) => {
+      this.status.textContent = '';
+      this.tables.replaceChildren(el('div', { class: 'an-error' }, e instanceof Error ? e.message : String(e)));
+    },
+  );
   private timer: number | null = null;
   /** What the tables show: the request's key, and how long it took. */
   private last: { key: string; ms: number } | null = null;
@@ -304,29 +309,12 @@ export class AnalysesPanel {
   }
 
   busy(): boolean {
-    return this.inFlight || this.timer !== null;
+    return this.serial.busy() || this.timer !== null;
   }
 
   /** One request at a time (the server cannot be told to stop): the latest wish waits for it. */
   compute(): void {
-    if (this.inFlight) {
-      this.wanted = true;
-      return;
-    }
-    this.inFlight = true;
-    this.fetch()
-      .catch((e: unknown) => {
-        if (isAbort(e)) return;
-        this.status.textContent = '';
-        this.tables.replaceChildren(el('div', { class: 'an-error' }, e instanceof Error ? e.message : String(e)));
-      })
-      .finally(() => {
-        this.inFlight = false;
-        if (this.wanted) {
-          this.wanted = false;
-          this.compute();
-        }
-      });
+    this.serial.ask();
   }
 
   private async fetch(): Promise<void> {

@@ -3,6 +3,7 @@
 
 import { ApiError, getEvents, getStats, isAbort, makeFilter, search, type EventLine, type Row } from './api';
 import { byteToCharOffset, byId, el, formatCount, formatDuration, formatTimeOfDay } from './format';
+import { Serial } from './serial';
 import type { State } from './state';
 
 /** Shows an API error; for an expression error, the expression with a caret under its position. */
@@ -397,8 +398,14 @@ export class SearchPanel {
 export class StatsPanel {
   private timer: number | null = null;
   /** The request in flight: the server cannot be told to stop, so there is only ever one. */
-  private inFlight = false;
-  private wanted = false;
+  private serial = new Serial(
+    () => this.update(),
+    (e) => {
+      this.box.textContent = `statistics: ${e instanceof Error ? e.message : String(e)}`;
+    },
+  );
+  /** Counting per event name on a click. */
+  private counting = false;
   private last = '';
 
   constructor(
@@ -407,7 +414,7 @@ export class StatsPanel {
   ) {}
 
   busy(): boolean {
-    return this.timer !== null || this.inFlight;
+    return this.timer !== null || this.serial.busy() || this.counting;
   }
 
   /** The view, the selection or the filter changed: refresh after a pause. */
@@ -415,24 +422,8 @@ export class StatsPanel {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = window.setTimeout(() => {
       this.timer = null;
-      if (this.inFlight) this.wanted = true;
-      else this.fetch();
+      this.serial.ask();
     }, 400);
-  }
-
-  private fetch(): void {
-    this.inFlight = true;
-    this.update()
-      .catch((e: unknown) => {
-        if (!isAbort(e)) this.box.textContent = `statistics: ${e instanceof Error ? e.message : String(e)}`;
-      })
-      .finally(() => {
-        this.inFlight = false;
-        if (this.wanted) {
-          this.wanted = false;
-          this.fetch();
-        }
-      });
   }
 
   /**
@@ -476,13 +467,13 @@ export class StatsPanel {
     } else {
       const button = el('button', { type: 'button' }, `Count per event name (reads ${formatCount(count)} events)`);
       button.onclick = () => {
-        this.inFlight = true;
+        this.counting = true;
         names()
           .catch((e: unknown) => {
             table.textContent = `statistics: ${e instanceof Error ? e.message : String(e)}`;
           })
           .finally(() => {
-            this.inFlight = false;
+            this.counting = false;
           });
       };
       table.replaceChildren(button);

@@ -52,10 +52,7 @@ impl IntoResponse for ApiError {
 
 /// `/api/activities` and `/api/periods`: the window's intervals.
 fn intervals(v: &View, p: &Params, spec: activities::Spec) -> Result<serde_json::Value, ApiError> {
-    let (from, to) = (p.time("from")?, p.time("to")?);
-    if to <= from {
-        return Err(ApiError::bad("`to` must be greater than `from`"));
-    }
+    let (from, to) = p.range()?;
     let limit: usize = p
         .opt("limit", "a number of intervals (at most 100000)")?
         .unwrap_or(10_000);
@@ -121,6 +118,17 @@ impl Params {
         Ok(t)
     }
 
+    /// `from` and `to`, times with `to` after `from`.
+    fn range(&self) -> Result<(i64, i64), ApiError> {
+        let (from, to) = (self.time("from")?, self.time("to")?);
+        if to <= from {
+            return Err(ApiError::bad(format!(
+                "`to` ({to}) must be greater than `from` ({from})"
+            )));
+        }
+        Ok((from, to))
+    }
+
     fn list(&self, name: &str) -> Result<Vec<u32>, ApiError> {
         match self.0.get(name) {
             None => Ok(Vec::new()),
@@ -151,13 +159,7 @@ impl Params {
     }
 
     fn window(&self) -> Result<Window, ApiError> {
-        let from = self.time("from")?;
-        let to = self.time("to")?;
-        if to <= from {
-            return Err(ApiError::bad(format!(
-                "`to` ({to}) must be greater than `from` ({from})"
-            )));
-        }
+        let (from, to) = self.range()?;
         let width: u32 = self.req("width", "the width in pixels (1 to 16384)")?;
         if !(1..=16384).contains(&width) {
             return Err(ApiError::bad(format!(
@@ -269,10 +271,7 @@ fn router(app: Arc<App>) -> Router {
             get(|State(a): State<Arc<App>>, q: Q| {
                 run(a, q, |v, p| {
                     let row: u32 = p.req("row", "a row id")?;
-                    let (from, to) = (p.time("from")?, p.time("to")?);
-                    if to <= from {
-                        return Err(ApiError::bad("`to` must be greater than `from`"));
-                    }
+                    let (from, to) = p.range()?;
                     query::event(v, row, from, to, p.opt("filter", "a filter id")?)
                 })
             }),
@@ -299,10 +298,7 @@ fn router(app: Arc<App>) -> Router {
             "/api/stats",
             get(|State(a): State<Arc<App>>, q: Q| {
                 run(a, q, |v, p| {
-                    let (from, to) = (p.time("from")?, p.time("to")?);
-                    if to <= from {
-                        return Err(ApiError::bad("`to` must be greater than `from`"));
-                    }
+                    let (from, to) = p.range()?;
                     query::stats(v, from, to, p.opt("filter", "a filter id")?)
                 })
             }),
@@ -323,10 +319,7 @@ fn router(app: Arc<App>) -> Router {
             get(|State(a): State<Arc<App>>, q: Q| {
                 run(a, q, |v, p| {
                     let name: String = p.req("name", "an analysis name")?;
-                    let (from, to) = (p.time("from")?, p.time("to")?);
-                    if to <= from {
-                        return Err(ApiError::bad("`to` must be greater than `from`"));
-                    }
+                    let (from, to) = p.range()?;
                     let limit: Option<usize> = p.opt("limit", "a number of rows (0: all)")?;
                     let o = query::AnalysisOpts {
                         limit,
