@@ -268,6 +268,13 @@ def check_periods(rep, srv, tr, reef, path, rows_of):
             probs.append("%s: end row, bt2 %s" % (x, e))
     rep.check("periods, irq: every period is `reef periods --log`'s, on the rows of bt2's events", probs[:10],
               "%d periods" % len(got))
+    # `name`: only the periods of that name
+    probs = []
+    for nm, n in (("irq", count), ("nosuch", 0)):
+        r = srv.api("periods", **dict(base, name=nm, limit=0))
+        if r.status != 200 or r.json["count"] != n:
+            probs.append("name=%s: %d %s, want count %d" % (nm, r.status, r.body[:200], n))
+    rep.check("periods: `name` keeps the periods of that name", probs)
     r = srv.api("periods", **dict(base, periods="irq : $evt.$name == "))
     rep.check("periods: an error names the definition and where", [] if r.status == 400 and r.json.get("expr") == "period"
               and r.json.get("text") == "irq : $evt.$name == " and r.json.get("position") == 20 else ["%d %s" % (r.status, r.body[:300])])
