@@ -577,6 +577,68 @@ async function unevenTrace(browser) {
   }
 }
 
+// --- An index coarser than the view: the server answers at its finest level ----------------------
+
+/**
+ * With a tiny index budget and a low decoding threshold, the whole-trace
+ * view asks for a level finer than the index, and the server answers at
+ * its finest level instead of decoding (docs/view-api.md, /api/window).
+ * The page must draw those buckets: every CPU's bar is painted from its
+ * first sched_switch (bt2) to the end, as read back from the canvas.
+ */
+async function coarseIndex(browser) {
+  const evs = bt2Events(join(ROOT, KERNEL));
+  const server = await startServer(['--index-memory', '0.01', '--decode-marks', '10', KERNEL]);
+  const { page, errors } = await openPage(browser, server.url);
+  const tag = 'bug446190, coarse index';
+  try {
+    await check(`${tag}: the server answers the page's whole-trace tiles at a coarser level than asked`, async () => {
+      const { k } = await page.evaluate(() => window.reefView.level());
+      const got = await page.evaluate(async (kk) => {
+        const span = 1024 * 2 ** kk;
+        const r = await fetch(`api/window?from=0&to=${span}&width=1024&rows=0`);
+        return (await r.json()).k;
+      }, k);
+      assert(got > k, `asked k=${k}, answered k=${got}: the case is not exercised`);
+      return `asked k=${k}, answered k=${got}`;
+    });
+    await check(`${tag}: every CPU's bar is drawn from its first sched_switch to the end`, async () => {
+      const rows = (await rowsOf(page)).filter((r) => r.kind === 'cpu');
+      const end = evs[evs.length - 1].t;
+      const out = [];
+      for (const r of rows) {
+        const first = evs.find((e) => e.name === 'sched_switch' && e.cpu === r.cpu);
+        const x0 = Math.ceil(await xOf(page, first.t)) + 2;
+        const x1 = Math.floor(await xOf(page, end)) - 2;
+        const y = Math.round(await yOf(page, r.id, 'bar'));
+        const painted = await page.evaluate(
+          ([a, b, yy]) => {
+            const c = document.getElementById('timeline');
+            const box = c.getBoundingClientRect();
+            const dpr = c.width / box.width;
+            const d = c.getContext('2d').getImageData(Math.round((a - box.left) * dpr), Math.round((yy - box.top) * dpr), Math.round((b - a) * dpr), 1).data;
+            let n = 0;
+            for (let i = 0; i < d.length; i += 4) {
+              const bg = (d[i] === 255 && d[i + 1] === 255 && d[i + 2] === 255) || (d[i] === 0xf6 && d[i + 1] === 0xf7 && d[i + 2] === 0xf9);
+              if (!bg) n++;
+            }
+            return n / (d.length / 4);
+          },
+          [x0, x1, y],
+        );
+        assert(painted > 0.99, `CPU ${r.cpu}: ${(painted * 100).toFixed(1)} % of its bar painted`);
+        out.push(`CPU ${r.cpu} ${(painted * 100).toFixed(1)} %`);
+      }
+      return out.join(', ');
+    });
+    await shot(page, 'kernel-coarse-index');
+    await check(`${tag}: no console error or exception in the page`, () => noErrors(errors));
+  } finally {
+    await page.close();
+    server.stop();
+  }
+}
+
 // --- The demo trace (libreef): stream/thread rows ---------------------------------------------------
 
 async function demoTrace(browser) {
@@ -666,4 +728,4 @@ async function brokenTrace(browser) {
 
 // --- Main ---------------------------------------------------------------------------------------------
 
-await runSuites(kernelTrace, unevenTrace, demoTrace, brokenTrace);
+await runSuites(kernelTrace, unevenTrace, coarseIndex, demoTrace, brokenTrace);

@@ -21,6 +21,12 @@ const MAX_ENTRIES = 40000;
 
 export interface TileData {
   b: Bucket[];
+  /**
+   * The buckets' resolution: the tile's own 2^k, or coarser when the
+   * server answered at its index's finest level rather than decode a
+   * window holding too many marks (docs/view-api.md, /api/window).
+   */
+  res: number;
   /** The generation (see State) the answer belongs to; older ones are stale... */
   gen: number;
   /**
@@ -125,9 +131,9 @@ export class TileCache {
       getWindow(from, from + TILE * res, TILE, q.need.rows, q.filter, p.controller.signal)
         .then((a) => {
           if (!this.pending.has(p)) return;
-          if (a.k !== q.need.k) {
-            // The server chose another level than expected: keep nothing
-            // rather than draw buckets at the wrong scale.
+          if (a.k < q.need.k) {
+            // Finer than asked: the server's rule says this cannot be;
+            // keep nothing rather than draw buckets at the wrong scale.
             console.warn(`window: asked for k=${q.need.k}, got k=${a.k}`);
             return;
           }
@@ -138,7 +144,7 @@ export class TileCache {
           }
           for (const r of a.rows) {
             if (!m.has(r.id)) this.entries++;
-            m.set(r.id, { b: r.b, gen: q.gen, final: q.final });
+            m.set(r.id, { b: r.b, res: a.res, gen: q.gen, final: q.final });
           }
           this.evict();
         })

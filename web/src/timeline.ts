@@ -702,7 +702,7 @@ export class Timeline {
       const hi = lo + span;
       const d = this.cache.get(filter, k, tile)?.get(rowId);
       if (d) {
-        push(d.b, res, lo, hi);
+        push(d.b, d.res, lo, hi);
         continue;
       }
       // A coarser level scaled, or else a finer one.
@@ -711,7 +711,7 @@ export class Timeline {
         const pt = Math.floor(tile / 2 ** (kk - k));
         const pd = this.cache.get(filter, kk, pt)?.get(rowId);
         if (pd) {
-          push(pd.b, 2 ** kk, lo, hi);
+          push(pd.b, pd.res, lo, hi);
           found = true;
         }
       }
@@ -725,7 +725,7 @@ export class Timeline {
         }
         if (parts.length === n) {
           const cspan = TILE * 2 ** kk;
-          parts.forEach((cd, c) => push(cd.b, 2 ** kk, lo + c * cspan, lo + (c + 1) * cspan));
+          parts.forEach((cd, c) => push(cd.b, cd.res, lo + c * cspan, lo + (c + 1) * cspan));
           found = true;
         }
       }
