@@ -73,6 +73,12 @@ function defsToUrl(defs: ActivityDefinition[]): void {
   setHashParams({ acts: defs.length ? JSON.stringify(json) : null });
 }
 
+/** What a truncated answer misses, for people: the intervals are kept up to a time. */
+export function truncation(a: ActivitiesAnswer, originTod: number): string {
+  const until = a.kept_until === null ? '' : ` (up to ${formatTimeOfDay(originTod + a.kept_until)})`;
+  return `only the first 1,000,000 intervals to end are kept${until}: the range's numbers and the timeline count those; the whole trace's count every one`;
+}
+
 /** The definitions, and what the timeline draws of them. */
 export class Activities implements Overlay {
   defs: Def[] = [];
@@ -540,7 +546,7 @@ export class ActivitiesTab {
     if (a.unfinished) notes.push(`${formatCount(a.unfinished)} never ended`);
     if (a.unmatched_ends) notes.push(`${formatCount(a.unmatched_ends)} ends without a begin`);
     if (a.unkeyed) notes.push(`${formatCount(a.unkeyed)} events without the key`);
-    if (a.truncated) notes.push('only the first 1,000,000 kept');
+    if (a.truncated) notes.push(truncation(a, this.state.originTod));
     this.stats.replaceChildren(line('in range', a.range), ...a.totals.map((t) => line(t.name ? `whole trace, ${t.name}` : 'whole trace', t)));
     if (!a.totals.length) this.stats.append(line('whole trace', null));
     if (notes.length) this.stats.append(el('div', { class: 'status' }, notes.join(' · ')));

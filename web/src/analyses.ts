@@ -19,8 +19,10 @@ import {
   type LamiCell,
   type LamiColumn,
 } from './api';
+import { truncation } from './activity';
 import { hiDpiCanvas, histogram } from './draw';
 import { el, formatCount, formatDuration, formatTimeOfDay } from './format';
+import { AUTO_STATS } from './panels';
 import { Serial } from './serial';
 import type { State } from './state';
 
@@ -284,7 +286,26 @@ export class AnalysesPanel {
   /** The tab was opened or closed. */
   setShown(shown: boolean): void {
     this.shown = shown;
-    if (shown && this.state.info?.state !== 'building' && this.request().key !== this.last?.key) this.compute();
+    if (!shown || this.state.info?.state === 'building' || this.request().key === this.last?.key) return;
+    // Opening the tab runs the analysis by itself when it reads few
+    // events (as the statistics count names); over more, it waits for a
+    // click (a pass over a large trace takes seconds, and cannot be
+    // stopped).
+    const n = this.eventsToRead();
+    if (n <= AUTO_STATS) {
+      this.compute();
+    } else {
+      this.run.classList.add('stale');
+      this.run.textContent = `Compute (reads about ${formatCount(Math.round(n))} events)`;
+    }
+  }
+
+  /** About how many events the analysis reads: those of the range (the trace's rate over it); none for the CPU usage chart (the index's). */
+  private eventsToRead(): number {
+    const info = this.state.info;
+    if (!info || this.analysis().usage) return 0;
+    const q = this.request();
+    return (info.events * (q.to - q.from)) / Math.max(1, info.end + 1);
   }
 
   /** The range changed: quick analyses follow it, slow ones say it changed. */
@@ -354,6 +375,7 @@ export class AnalysesPanel {
     head.textContent = s
       ? `${formatCount(s.count)} in range · min ${formatDuration(s.min_ns)} · avg ${formatDuration(s.avg_ns)} · max ${formatDuration(s.max_ns)} · stdev ${s.stdev_ns === null ? '—' : formatDuration(s.stdev_ns)}${a.more ? ` (the ${formatCount(SCATTER_LIMIT)} longest plotted)` : ''}`
       : 'none in range';
+    if (a.truncated) head.append(el('div', { class: 'an-error' }, truncation(a, this.state.originTod)));
     const def = el('div', { class: 'status', id: 'an-lat-def', title: periods.join('\n') }, `reef periods --period '${periods.join("' --period '")}'`);
     const W = 900;
     const H = 220;

@@ -353,6 +353,8 @@ export interface ActivitiesAnswer {
   unmatched_ends: number;
   unkeyed: number;
   truncated: boolean;
+  /** When truncated: the last end kept (ns from the first event); later intervals are missing. */
+  kept_until: number | null;
   count: number;
   range: DurationStats | null;
   histogram: { lower_us: number; upper_us: number; count: number }[] | null;

@@ -482,7 +482,7 @@ export class StatsPanel {
 }
 
 /** Up to this many events, the statistics per event name are asked for without a click. */
-const AUTO_STATS = 2_000_000;
+export const AUTO_STATS = 2_000_000;
 
 function namesTable(names: { name: string; count: number }[], durationNs: number): HTMLTableElement {
   const table = el('table', { class: 'stats-table' });

@@ -69,6 +69,9 @@ pub struct Set {
     pub unmatched_ends: u64,
     pub unkeyed: u64,
     pub truncated: bool,
+    /// When truncated: the last end kept (page time); the intervals after
+    /// it are missing.
+    pub kept_until: Option<i64>,
     /// The reading stopped at a damaged part of the traces.
     pub error: Option<String>,
 }
@@ -271,6 +274,11 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         longest,
         ..
     } = kept;
+    let kept_until = if truncated {
+        ivs.iter().map(|i| i.end).max()
+    } else {
+        None
+    };
     ivs.sort_by_key(|i| (i.begin, i.end));
     let totals = report
         .stats
@@ -289,6 +297,7 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         unmatched_ends,
         unkeyed,
         truncated,
+        kept_until,
         error: stopped.map(|e| e.to_string()),
     })
 }
@@ -371,6 +380,7 @@ pub fn window(
         "unmatched_ends": set.unmatched_ends,
         "unkeyed": set.unkeyed,
         "truncated": set.truncated,
+        "kept_until": set.kept_until,
         "count": over.len(),
         "range": range,
         "histogram": histogram,
