@@ -300,12 +300,16 @@ export class AnalysesPanel {
     }
   }
 
-  /** About how many events the analysis reads: those of the range (the trace's rate over it); none for the CPU usage chart (the index's). */
+  /**
+   * About how many events the analysis reads (at the trace's mean rate):
+   * the tables and latency views read from the start of the trace to the
+   * range's end (the kernel model needs what came before); the CPU usage
+   * chart reads the index only.
+   */
   private eventsToRead(): number {
     const info = this.state.info;
     if (!info || this.analysis().usage) return 0;
-    const q = this.request();
-    return (info.events * (q.to - q.from)) / Math.max(1, info.end + 1);
+    return (info.events * Math.min(this.request().to, info.end + 1)) / Math.max(1, info.end + 1);
   }
 
   /** The range changed: quick analyses follow it, slow ones say it changed. */
