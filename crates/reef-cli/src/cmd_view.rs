@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use reef_view::index::{Phase, View};
+use reef_view::live::Slot;
 
 use crate::source::{Progress, ReadOpts};
 
 #[derive(clap::Args)]
+#[command(mut_arg("paths", |a| a.required(false)))]
 pub struct ViewArgs {
     #[command(flatten)]
     pub read: ReadOpts,
@@ -39,6 +41,19 @@ pub struct ViewArgs {
     /// 1/512 of the traces, at least 2 MiB); for tests.
     #[arg(long, value_name = "BYTES", hide = true)]
     pub checkpoint_bytes: Option<u64>,
+    /// Show a running program's trace as it arrives: connect to its
+    /// libreef `REEF_LISTEN` address (HOST:PORT, [IPV6]:PORT, :PORT or
+    /// PORT), instead of reading trace paths.
+    #[arg(long, value_name = "ADDR", conflicts_with = "paths")]
+    pub live: Option<String>,
+    /// With --live: keep what is received in this directory, as
+    /// `reef listen -o` (default: a temporary directory, removed when
+    /// reef view exits).
+    #[arg(short = 'o', long, value_name = "DIR", requires = "live")]
+    pub output: Option<std::path::PathBuf>,
+    /// With --live: retry connecting for up to this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "0", requires = "live")]
+    pub wait: f64,
 }
 
 pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
@@ -49,7 +64,20 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
         decode_marks: a.decode_marks,
         spacing: a.checkpoint_bytes,
     };
-    let view = View::open(a.read.options(), sizes)?;
+    let (slot, live) = match &a.live {
+        Some(addr) => {
+            let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));
+            let slot = reef_view::live::start(addr, a.output.clone(), wait, a.read.options(), sizes)?;
+            (slot, true)
+        }
+        None => {
+            if a.read.paths.is_empty() {
+                anyhow::bail!("give trace paths, or --live ADDR");
+            }
+            (Slot::new(View::open(a.read.options(), sizes)?, None), false)
+        }
+    };
+    let view = slot.view();
     let addr = SocketAddr::new(a.bind, a.port);
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
@@ -70,9 +98,21 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
             .stderr(std::process::Stdio::null())
             .spawn();
     }
+    if let Some(l) = &slot.live {
+        let s = l.status();
+        eprintln!(
+            "reef view: receiving {} into {}{}",
+            s.addr,
+            s.dir,
+            if s.kept { "" } else { " (removed when reef view exits)" }
+        );
+    }
     // The terminal shows the index being built, then its end.
     let v = view.clone();
     std::thread::spawn(move || {
+        if live {
+            return;
+        }
         use std::io::IsTerminal;
         let done = v.base.read().map(|b| b.marks.done.clone());
         let bar = match done {
@@ -100,6 +140,10 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
             return;
         }
     });
-    reef_view::server::serve(view, listener)?;
+    let served = reef_view::server::serve(slot.clone(), listener);
+    if let Some(d) = slot.live.as_ref().and_then(|l| l.temporary_dir()) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -49,7 +49,7 @@ pub use decode::{DecodeError, DecodeErrorKind, Value};
 pub use metadata::{metadata_text, parse_metadata, MetadataError};
 pub use model::*;
 pub use stream::{EventData, Item, PacketInfo, Place, StreamCursor};
-pub use trace::{Trace, TraceClass};
+pub use trace::{FileScan, Trace, TraceClass};
 
 /// Everything that can go wrong reading a trace.
 #[derive(Debug, thiserror::Error)]

@@ -419,11 +419,13 @@ impl TraceClass {
 }
 
 /// What the packets of a stream file say about it.
-struct FileScan {
-    stream: usize,
-    instance_id: Option<u64>,
+#[derive(Debug, Clone, Copy)]
+pub struct FileScan {
+    /// Index into `TraceClass::streams`.
+    pub stream: usize,
+    pub instance_id: Option<u64>,
     /// The first packet's beginning time.
-    ts_begin: Option<u64>,
+    pub ts_begin: Option<u64>,
 }
 
 impl Trace {
@@ -546,6 +548,27 @@ impl Trace {
 /// used when the buffer does not hold the header and context, and for any
 /// error (which then names the file's offsets).
 fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result<FileScan, Error> {
+    scan_from(class, sf, file, None)
+}
+
+/// Reads the packet headers and contexts of `sf`, a stream file that grew
+/// (a trace received live): only the packets after those of `earlier` (the
+/// same file mapped when it was shorter, with what was learnt then) are
+/// read; fills `sf.packets`.
+pub fn scan_grown(
+    class: &TraceClass,
+    sf: &StreamFile,
+    earlier: Option<(&StreamFile, FileScan)>,
+) -> Result<FileScan, Error> {
+    scan_from(class, sf, None, earlier)
+}
+
+fn scan_from(
+    class: &TraceClass,
+    sf: &StreamFile,
+    file: Option<&File>,
+    earlier: Option<(&StreamFile, FileScan)>,
+) -> Result<FileScan, Error> {
     use std::os::unix::fs::FileExt;
     const HEAD: u64 = 4096;
     let mut buf = vec![0u8; HEAD as usize];
@@ -559,10 +582,17 @@ fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result
     let mut ph = State::new(class.packet_header_slots);
     let (mut scratch, mut ctx) = (Vec::new(), Vec::new());
     let mut off = 0u64;
-    let mut released = 0u64;
-    let len = sf.data().len() as u64;
     let mut first: Option<FileScan> = None;
     let mut packets: Vec<(u64, u64)> = Vec::new();
+    if let Some((e, scan)) = earlier {
+        if let Some(p) = e.packets.get() {
+            packets.extend_from_slice(p);
+            off = e.data().len() as u64;
+            first = Some(scan);
+        }
+    }
+    let mut released = off;
+    let len = sf.data().len() as u64;
     while off < len {
         let mut ps = PacketScratch {
             st: &mut st,

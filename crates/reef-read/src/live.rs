@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reef_ctf::capture::{self, Kind};
@@ -85,6 +85,23 @@ fn write_err(path: &Path, err: std::io::Error) -> Error {
 pub struct TraceWriter {
     dir: PathBuf,
     files: HashMap<u64, File>,
+    written: Arc<Mutex<Written>>,
+    /// Stream id -> its index in `Written::streams`.
+    order: HashMap<u64, usize>,
+}
+
+/// What a [`TraceWriter`] has written so far, for a reader of the
+/// directory as it grows: its files hold whole packets up to these sizes
+/// (a packet being written may already be partly there).
+#[derive(Debug, Default, Clone)]
+pub struct Written {
+    /// Metadata texts written (each replaced the file).
+    pub metadata: u32,
+    /// Per stream, in the order streams first appeared: its id and the
+    /// bytes of the whole packets in its file.
+    pub streams: Vec<(u64, u64)>,
+    pub packets: u64,
+    pub bytes: u64,
 }
 
 impl TraceWriter {
@@ -103,7 +120,24 @@ impl TraceWriter {
         Ok(TraceWriter {
             dir: dir.to_path_buf(),
             files: HashMap::new(),
+            written: Arc::default(),
+            order: HashMap::new(),
         })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of stream `id`.
+    pub fn stream_path(dir: &Path, id: u64) -> PathBuf {
+        dir.join(format!("stream_{id}"))
+    }
+
+    /// What was written so far, updated as packets are written.
+    pub fn written(&self) -> Arc<Mutex<Written>> {
+        self.written.clone()
     }
 
     /// Replaces the metadata (atomically).
@@ -111,7 +145,11 @@ impl TraceWriter {
         let tmp = self.dir.join(".metadata.tmp");
         let path = self.dir.join("metadata");
         std::fs::write(&tmp, text).map_err(|e| write_err(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| write_err(&path, e))
+        std::fs::rename(&tmp, &path).map_err(|e| write_err(&path, e))?;
+        if let Ok(mut w) = self.written.lock() {
+            w.metadata += 1;
+        }
+        Ok(())
     }
 
     /// Appends a packet to its stream's file.
@@ -120,7 +158,7 @@ impl TraceWriter {
             // Many threads come and go: keep few files open.
             self.files.clear();
         }
-        let p = self.dir.join(format!("stream_{stream}"));
+        let p = TraceWriter::stream_path(&self.dir, stream);
         let f = match self.files.entry(stream) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
@@ -132,7 +170,18 @@ impl TraceWriter {
                 v.insert(f)
             }
         };
-        f.write_all(bytes).map_err(|e| write_err(&p, e))
+        f.write_all(bytes).map_err(|e| write_err(&p, e))?;
+        if let Ok(mut w) = self.written.lock() {
+            let n = w.streams.len();
+            let i = *self.order.entry(stream).or_insert(n);
+            if i == n {
+                w.streams.push((stream, 0));
+            }
+            w.streams[i].1 += bytes.len() as u64;
+            w.packets += 1;
+            w.bytes += bytes.len() as u64;
+        }
+        Ok(())
     }
 }
 
@@ -350,11 +399,27 @@ impl Listener {
         output: Option<&Path>,
         decode: bool,
     ) -> Result<Listener, Error> {
+        let mut writer = output.map(TraceWriter::create).transpose()?;
+        Listener::connect_with(addr, wait, &mut writer, decode)
+    }
+
+    /// [`Listener::connect`] writing with `writer` (from an earlier
+    /// connection's [`Listener::into_writer`]: the same program
+    /// reconnected, its packets appended to the same files), which is
+    /// taken once connected.
+    pub fn connect_with(
+        addr: &str,
+        wait: Duration,
+        writer: &mut Option<TraceWriter>,
+        decode: bool,
+    ) -> Result<Listener, Error> {
         let (host, port) = parse_addr(addr)?;
         let sock = connect(&host, port, wait)?;
+        let writer = writer.take();
+        let output = writer.as_ref().map(|w| w.dir().to_path_buf());
+        let output = output.as_deref();
         let name = PathBuf::from(format!("{host}:{port}"));
         let rd = capture::Reader::new(BufReader::with_capacity(1 << 18, sock), name.clone());
-        let writer = output.map(TraceWriter::create).transpose()?;
         let bursts = decode.then(|| Bursts {
             name: name.clone(),
             meta: None,
@@ -377,6 +442,11 @@ impl Listener {
             streams: HashSet::new(),
             received: Received::default(),
         })
+    }
+
+    /// The writer, files still open, for a later connection.
+    pub fn into_writer(self) -> Option<TraceWriter> {
+        self.writer
     }
 
     /// `HOST:PORT`.
@@ -410,7 +480,6 @@ impl Listener {
             Some(b) => b.flush(&mut f),
             None => Ok(()),
         };
-        self.writer = None;
         r.and(flushed)
     }
 

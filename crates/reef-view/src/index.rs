@@ -209,7 +209,8 @@ pub struct FilterIx {
 /// Everything `reef view` serves: the traces, the base index and the
 /// filters.
 pub struct View {
-    pub traces: Vec<Arc<Trace>>,
+    /// The traces (replaced as a trace received live grows).
+    traces: RwLock<Vec<Arc<Trace>>>,
     pub labels: Vec<TraceLabel>,
     /// The command line's reading options (window, filter).
     pub opts: ReadOptions,
@@ -262,17 +263,14 @@ impl View {
     /// Opens the traces and starts building the base index on a thread of
     /// its own, sized by `sizes`.
     pub fn open(opts: ReadOptions, sizes: Sizes) -> Result<Arc<View>, reef_read::Error> {
-        let Sizes {
-            budget: budget_bytes,
-            decode_marks,
-            spacing,
-        } = sizes;
         let (traces, labels) = reef_read::open_traces(&opts.paths)?;
         let mut read = opts.clone();
         read.filter = None;
         let mut src = Source::from_traces(traces.clone(), labels.clone(), &read)?;
         let progress = src.progress();
-        let budget_bytes = budget_bytes.unwrap_or((progress.total / 80).clamp(4 << 20, 32 << 20));
+        let budget_bytes = sizes
+            .budget
+            .unwrap_or((progress.total / 80).clamp(4 << 20, 32 << 20));
         let keys = Arc::new(ClassKeys::new(&traces));
         let cli_filter = opts.filter.clone();
         let pred = Pred::new(&[cli_filter.as_deref().unwrap_or("")], &[], &[]).map_err(|err| {
@@ -282,29 +280,18 @@ impl View {
                 err,
             }
         })?;
-        let mut marks = Marks::new();
-        marks.done = progress.done.clone();
-        let view = Arc::new(View {
+        let view = View::new(
             traces,
             labels,
             opts,
-            base: RwLock::new(Base {
-                model: Model::new(keys.clone()),
-                marks,
-                points: Vec::new(),
-                origin: None,
-                end: 0,
-                window_end: i64::MAX,
-            }),
-            filters: Mutex::new(Vec::new()),
-            activities: Default::default(),
-            total: progress.total,
-            budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
-            spacing: spacing
-                .unwrap_or((progress.total / 512).max(2 << 20))
-                .max(1),
-            decode_marks,
-        });
+            sizes,
+            progress.total,
+            budget_bytes,
+            keys.clone(),
+        );
+        if let Ok(mut b) = view.base.write() {
+            b.marks.done = progress.done.clone();
+        }
         let v = view.clone();
         std::thread::Builder::new()
             .name("reef-view-index".into())
@@ -331,7 +318,7 @@ impl View {
                         drop(streams);
                         let mut read = v.opts.clone();
                         read.filter = None;
-                        match Source::from_traces(v.traces.clone(), v.labels.clone(), &read) {
+                        match Source::from_traces(v.traces(), v.labels.clone(), &read) {
                             Ok(mut src) => {
                                 let p = src.progress();
                                 if let Ok(mut b) = v.base.write() {
@@ -376,7 +363,50 @@ impl View {
             )),
             None => read.end,
         };
-        Source::from_traces(self.traces.clone(), self.labels.clone(), &read)
+        Source::from_traces(self.traces(), self.labels.clone(), &read)
+    }
+
+    /// An empty view over `traces`, its index sized by `sizes` for
+    /// `total` bytes of stream data (no pass started).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        traces: Vec<Arc<Trace>>,
+        labels: Vec<TraceLabel>,
+        opts: ReadOptions,
+        sizes: Sizes,
+        total: u64,
+        budget_bytes: u64,
+        keys: Arc<ClassKeys>,
+    ) -> Arc<View> {
+        Arc::new(View {
+            traces: RwLock::new(traces),
+            labels,
+            opts,
+            base: RwLock::new(Base {
+                model: Model::new(keys),
+                marks: Marks::new(),
+                points: Vec::new(),
+                origin: None,
+                end: 0,
+                window_end: i64::MAX,
+            }),
+            filters: Mutex::new(Vec::new()),
+            activities: Default::default(),
+            total,
+            budget: (budget_bytes as usize / BUCKET_BYTES).max(1024),
+            spacing: sizes.spacing.unwrap_or((total / 512).max(2 << 20)).max(1),
+            decode_marks: sizes.decode_marks,
+        })
+    }
+
+    /// The traces as they are now.
+    pub fn traces(&self) -> Vec<Arc<Trace>> {
+        self.traces.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the traces (the same traces, grown).
+    pub(crate) fn set_traces(&self, traces: Vec<Arc<Trace>>) {
+        *self.traces.write().unwrap_or_else(|e| e.into_inner()) = traces;
     }
 
     /// The filter with this id.
@@ -439,9 +469,7 @@ impl View {
 /// The base pass: the model over every event, the command line's filter
 /// on the marks and the list.
 fn build_base(view: &View, mut src: Source, pred: Pred) {
-    let mut last_cp_bytes = 0u64;
-    let mut since_fit = 0u32;
-    let mut prev_t = i64::MIN;
+    let mut bb = BaseBuilder::default();
     loop {
         let Ok(mut g) = view.base.write() else { return };
         let b = &mut *g;
@@ -451,46 +479,70 @@ fn build_base(view: &View, mut src: Source, pred: Pred) {
                 Ok(None) => return b.marks.finish(Phase::Ready),
                 Err(e) => return b.marks.finish(Phase::Error(e.to_string())),
             };
-            let (Item::Event, Some(ns)) = (m.item, m.ns) else {
-                continue;
-            };
-            let origin = *b.origin.get_or_insert(ns);
-            let t = ns - origin;
-            if t > prev_t {
-                let done = b.marks.done.load(Ordering::Relaxed);
-                if b.marks.checkpoints.is_empty() || done >= last_cp_bytes + view.spacing {
-                    last_cp_bytes = done;
-                    push_checkpoint(&mut b.marks, t);
-                    b.points.push(ModelPoint {
-                        kernel: b.model.kernel.point(),
-                        values: b.model.values(),
-                        places: Arc::new([]),
-                    });
-                }
-                prev_t = t;
+            let done = b.marks.done.load(Ordering::Relaxed);
+            bb.message(view, b, &m, &pred, done);
+        }
+    }
+}
+
+/// Applies messages in time order to the base index (the merged
+/// reading's pass, and a trace received live).
+#[derive(Default)]
+pub(crate) struct BaseBuilder {
+    last_cp_bytes: u64,
+    since_fit: u32,
+    prev_t: Option<i64>,
+}
+
+impl BaseBuilder {
+    /// `done`: bytes of stream data read so far (checkpoints are spaced
+    /// by it).
+    pub(crate) fn message(
+        &mut self,
+        view: &View,
+        b: &mut Base,
+        m: &reef_read::Msg,
+        pred: &Pred,
+        done: u64,
+    ) {
+        let (Item::Event, Some(ns)) = (m.item, m.ns) else {
+            return;
+        };
+        let origin = *b.origin.get_or_insert(ns);
+        let t = ns - origin;
+        if self.prev_t.is_none_or(|p| t > p) {
+            if b.marks.checkpoints.is_empty() || done >= self.last_cp_bytes + view.spacing {
+                self.last_cp_bytes = done;
+                push_checkpoint(&mut b.marks, t);
+                b.points.push(ModelPoint {
+                    kernel: b.model.kernel.point(),
+                    values: b.model.values(),
+                    places: Arc::new([]),
+                });
             }
-            b.end = t;
-            let mut kept = false;
-            b.model.event(
-                m.trace,
-                m.stream,
-                m.cursor,
-                t,
-                |seen| {
-                    kept = pred.keep(m.cursor, seen);
-                    kept
-                },
-                &mut MarkSink { m: &mut b.marks },
-            );
-            if kept {
-                b.marks.events += 1;
-                b.marks.prev = (Some(ns), m.cursor.event.ts);
-            }
-            since_fit += 1;
-            if since_fit >= 4096 {
-                since_fit = 0;
-                b.marks.fit(view.budget);
-            }
+            self.prev_t = Some(t);
+        }
+        b.end = b.end.max(t);
+        let mut kept = false;
+        b.model.event(
+            m.trace,
+            m.stream,
+            m.cursor,
+            t,
+            |seen| {
+                kept = pred.keep(m.cursor, seen);
+                kept
+            },
+            &mut MarkSink { m: &mut b.marks },
+        );
+        if kept {
+            b.marks.events += 1;
+            b.marks.prev = (Some(ns), m.cursor.event.ts);
+        }
+        self.since_fit += 1;
+        if self.since_fit >= 4096 {
+            self.since_fit = 0;
+            b.marks.fit(view.budget);
         }
     }
 }

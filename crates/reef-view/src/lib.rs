@@ -4,6 +4,7 @@
 pub mod activities;
 pub mod buckets;
 pub mod index;
+pub mod live;
 pub mod model;
 mod pass;
 pub mod query;

@@ -112,7 +112,7 @@ pub fn info(view: &View) -> Value {
     let b = view.base.read().unwrap_or_else(|e| e.into_inner());
     let (state, error) = phase_text(&b.marks.phase);
     json!({
-        "traces": view.labels.iter().zip(&view.traces).map(|(l, t)| json!({
+        "traces": view.labels.iter().zip(&view.traces()).map(|(l, t)| json!({
             "name": l.name, "path": t.path.display().to_string()})).collect::<Vec<_>>(),
         "kernel": b.model.kernel_trace.iter().any(|&k| k),
         "origin_ns": b.origin.map(|o| o.to_string()),
@@ -919,7 +919,7 @@ pub fn analysis(view: &View, name: &str, from: i64, to: i64, o: &AnalysisOpts) -
         b.origin
             .ok_or_else(|| ApiError::not_found("no event indexed yet"))?
     };
-    let kernel = view.traces.iter().any(
+    let kernel = view.traces().iter().any(
         |t| matches!(t.meta().env_get("domain"), Some(reef_ctf::EnvValue::Str(d)) if d == "kernel"),
     );
     if !kernel {

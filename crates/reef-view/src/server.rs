@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::activities;
 use crate::index::View;
+use crate::live::Slot;
 use crate::query::{self, Answer, ApiError, Window};
 
 #[derive(rust_embed::RustEmbed)]
@@ -25,7 +26,7 @@ use crate::query::{self, Answer, ApiError, Window};
 struct Assets;
 
 struct App {
-    view: Arc<View>,
+    slot: Arc<Slot>,
     /// Queries running at once.
     slots: Semaphore,
     /// Host names the page may be reached by (DNS rebinding guard), when
@@ -75,6 +76,50 @@ fn intervals(v: &View, p: &Params, spec: activities::Spec) -> Result<serde_json:
     let set = activities::get(v, spec)?;
     let name = p.0.get("name").map(String::as_str);
     Ok(activities::window(&set, from, to, name, limit, order, bins))
+}
+
+/// `/api/info`, with the view's epoch and, for a live trace, the
+/// connection's status.
+fn info(slot: &Slot, v: &View) -> serde_json::Value {
+    let mut i = query::info(v);
+    i["epoch"] = json!(slot.epoch());
+    if let Some(l) = &slot.live {
+        i["live"] = serde_json::to_value(l.status()).unwrap_or_default();
+    }
+    i
+}
+
+/// `/api/live`: a WebSocket on which the server pushes `/api/info`'s
+/// answer whenever it changes (checked every 50 ms), for as long as the
+/// page keeps it open.
+async fn live_socket(
+    State(app): State<Arc<App>>,
+    ws: axum::extract::ws::WebSocketUpgrade,
+) -> Response {
+    ws.on_upgrade(move |mut sock| async move {
+        use axum::extract::ws::Message;
+        let mut last = String::new();
+        loop {
+            let slot = app.slot.clone();
+            let text = match tokio::task::spawn_blocking(move || info(&slot, &slot.view())).await {
+                Ok(v) => v.to_string(),
+                Err(_) => return,
+            };
+            if text != last {
+                if sock.send(Message::Text(text.clone().into())).await.is_err() {
+                    return;
+                }
+                last = text;
+            }
+            // Stop when the page closes the socket; a message from it is
+            // ignored.
+            match tokio::time::timeout(std::time::Duration::from_millis(50), sock.recv()).await {
+                Err(_) => {}
+                Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) => return,
+                Ok(Some(Ok(_))) => {}
+            }
+        }
+    })
 }
 
 /// The query string, parsed.
@@ -195,7 +240,7 @@ async fn run<T: Into<Answer> + Send + 'static>(
     let Ok(_permit) = app.slots.acquire().await else {
         return ApiError::bad("shutting down").into_response();
     };
-    let view = app.view.clone();
+    let view = app.slot.view();
     match tokio::task::spawn_blocking(move || f(&view, p).map(Into::into)).await {
         Ok(Ok(Answer::Value(v))) => (
             [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
@@ -229,8 +274,12 @@ fn router(app: Arc<App>) -> Router {
     Router::new()
         .route(
             "/api/info",
-            get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, _| Ok(query::info(v)))),
+            get(|State(a): State<Arc<App>>, q: Q| {
+                let slot = a.slot.clone();
+                run(a, q, move |v, _| Ok(info(&slot, v)))
+            }),
         )
+        .route("/api/live", get(live_socket))
         .route(
             "/api/rows",
             get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, _| Ok(query::rows(v)))),
@@ -438,8 +487,9 @@ async fn asset(uri: Uri) -> Response {
     }
 }
 
-/// Serves `view` on `listener` until the process ends.
-pub fn serve(view: Arc<View>, listener: std::net::TcpListener) -> std::io::Result<()> {
+/// Serves `slot`'s view on `listener` until the process is interrupted
+/// (SIGINT, SIGTERM).
+pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     let hosts = local.ip().is_loopback().then(|| {
         vec![
@@ -454,7 +504,7 @@ pub fn serve(view: Arc<View>, listener: std::net::TcpListener) -> std::io::Resul
         .unwrap_or(2)
         .clamp(2, 8);
     let app = Arc::new(App {
-        view,
+        slot,
         slots: Semaphore::new(slots),
         hosts,
     });
@@ -466,6 +516,14 @@ pub fn serve(view: Arc<View>, listener: std::net::TcpListener) -> std::io::Resul
         .build()?;
     rt.block_on(async move {
         let l = tokio::net::TcpListener::from_std(listener)?;
-        axum::serve(l, router(app)).await
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        // Interrupted: stop at once (open WebSockets would hold a graceful
+        // shutdown forever).
+        tokio::select! {
+            r = axum::serve(l, router(app)) => r,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+            _ = term.recv() => Ok(()),
+        }
     })
 }
