@@ -24,6 +24,36 @@ export interface Info {
   error: string | null;
   finest: number;
   rows: number;
+  /** Bumped when the server replaces its index (a live trace, indexed again once ended). */
+  epoch: number;
+  /** A trace received live (`reef view --live`). */
+  live?: LiveStatus;
+}
+
+export interface LiveStatus {
+  state: 'receiving' | 'dropped' | 'ended';
+  addr: string;
+  dir: string;
+  /** Kept after reef view exits (-o). */
+  kept: boolean;
+  connections: number;
+  /** Why the last connection dropped. */
+  message: string | null;
+  packets: number;
+  bytes: number;
+  streams: number;
+  /** The newest time received, and the one the index reached (ns from the first event). */
+  received_to: number | null;
+  indexed_to: number | null;
+  /** The ended trace is being indexed again from scratch. */
+  reindexing: boolean;
+}
+
+/** The WebSocket on which the server pushes /api/info's answer as it changes. */
+export function liveSocket(): WebSocket {
+  const u = new URL('api/live', window.location.href);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return new WebSocket(u.href);
 }
 
 export type RowKind = 'cpu' | 'thread' | 'stream';

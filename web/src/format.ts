@@ -153,3 +153,14 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   if (!e) throw new Error(`missing element #${id}`);
   return e as T;
 }
+
+/** A byte count with a binary unit: 1.5 MiB. */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${n.toFixed(1)} ${units[i]}`;
+}

@@ -4,8 +4,18 @@
 
 import { Activities, ActivitiesTab, DefinitionsPanel } from './activity';
 import { AnalysesPanel } from './analyses';
-import { getEvents, getInfo, getRows, requestsInFlight, onRequestDone, type Activity, type Info } from './api';
-import { byId, formatCount, formatDuration, originTimeOfDay } from './format';
+import {
+  getEvents,
+  getInfo,
+  getRows,
+  liveSocket,
+  requestsInFlight,
+  onRequestDone,
+  type Activity,
+  type Info,
+  type LiveStatus,
+} from './api';
+import { byId, formatBytes, formatCount, formatDuration, originTimeOfDay } from './format';
 import { EventList } from './list';
 import { FiltersPanel, SearchPanel, StatsPanel } from './panels';
 import { State } from './state';
@@ -13,6 +23,8 @@ import { Timeline } from './timeline';
 import { readUrlState, writeUrlState } from './urlstate';
 
 const INFO_POLL_MS = 300;
+/** A live trace's refresh period. */
+const LIVE_REFRESH_MS = 200;
 /** While indexing, how often what is shown is refreshed. */
 const REFRESH_MS = 1000;
 let lastRefresh = 0;
@@ -45,6 +57,7 @@ const timeline = new Timeline(
     markClicked: (ev) => {
       void list.selectEvent(ev);
     },
+    followChanged: () => updateButtons(),
     viewChanged: () => {
       stats.schedule();
       analyses.rangeChanged();
@@ -113,7 +126,7 @@ state.on('range', () => {
   analyses.rangeChanged();
   actsTab.schedule();
   updateButtons();
-  timeline.invalidate();
+  timeline.rangeChanged();
 });
 
 // --- Toolbar ----------------------------------------------------------------------------
@@ -132,6 +145,10 @@ btn('reset', () => timeline.reset());
 btn('zoom-in', () => timeline.zoom(1 / 1.5));
 btn('zoom-out', () => timeline.zoom(1.5));
 const selBtn = btn('zoom-selection', () => timeline.zoomToSelection());
+const followBtn = btn('follow', () => {
+  timeline.setFollowNewest(!timeline.isFollowingNewest());
+  updateButtons();
+});
 btn('clear-selection', () => state.setRange(null));
 const arrowsBtn = btn('toggle-arrows', () => {
   timeline.setArrowsVisible(!timeline.arrowsVisible());
@@ -143,6 +160,8 @@ function updateButtons(): void {
   backBtn.disabled = !timeline.canGoBack();
   fwdBtn.disabled = !timeline.canGoForward();
   selBtn.disabled = !state.range;
+  followBtn.setAttribute('aria-pressed', String(timeline.isFollowingNewest()));
+  followBtn.textContent = timeline.isFollowingNewest() ? 'Following' : 'Follow';
   const r = state.range;
   byId('selection-info').textContent = r ? `selection: ${formatDuration(r.to - r.from)}` : '';
 }
@@ -240,7 +259,8 @@ function showHeader(info: Info): void {
   byId('traces').textContent = info.traces.map((t) => t.name).join(', ');
   byId('traces').title = info.traces.map((t) => t.path).join('\n');
   byId('summary').textContent = `${formatCount(info.events)} events · ${formatDuration(info.end)}${info.kernel ? ' · kernel' : ''}`;
-  const building = info.state === 'building';
+  showLive(info.live);
+  const building = info.state === 'building' && !info.live;
   progress.hidden = !building;
   if (building) {
     const { done, total } = info.progress;
@@ -252,6 +272,36 @@ function showHeader(info: Info): void {
     errorBox.hidden = false;
     byId('error-text').textContent = info.error;
   }
+}
+
+/** A live trace's connection, in the header. */
+function showLive(l: LiveStatus | undefined): void {
+  const el = byId('live');
+  el.hidden = !l;
+  if (!l) return;
+  const got = `${formatCount(l.packets)} packets · ${formatBytes(l.bytes)} · ${l.streams} streams`;
+  const lag =
+    l.received_to !== null && l.indexed_to !== null && l.received_to > l.indexed_to
+      ? ` · index ${formatDuration(l.received_to - l.indexed_to)} behind`
+      : '';
+  let text: string;
+  let cls: string;
+  switch (l.state) {
+    case 'receiving':
+      text = `● live from ${l.addr}${l.connections > 1 ? ` (reconnected ×${l.connections - 1})` : ''} · ${got}${lag}`;
+      cls = 'receiving';
+      break;
+    case 'dropped':
+      text = `connection to ${l.addr} dropped${l.message ? ` (${l.message})` : ''}: reconnecting… · ${got}`;
+      cls = 'dropped';
+      break;
+    default:
+      text = `program ended${l.reindexing ? ': indexing the whole trace again…' : ''} · ${got}`;
+      cls = 'ended';
+  }
+  el.textContent = text;
+  el.className = cls;
+  el.title = `received into ${l.dir}${l.kept ? '' : ' (removed when reef view exits)'}`;
 }
 
 let infoBusy = false;
@@ -271,53 +321,140 @@ async function learnOrigin(): Promise<void> {
   timeline.invalidate();
 }
 
+/** Reads /api/info, and again every INFO_POLL_MS while the index grows (unless the server pushes it). */
 async function pollInfo(): Promise<void> {
   infoBusy = true;
   try {
-    const info = await getInfo();
-    const prev = state.info;
-    state.info = info;
-    showHeader(info);
-    // While the index grows, what is drawn is refreshed about once a
-    // second (not at every poll: the queries would slow the indexing down).
-    const changed = !prev || prev.events !== info.events || prev.end !== info.end || prev.state !== info.state;
-    const now = performance.now();
-    stale = stale || changed;
-    const grew = stale && (info.state !== 'building' || !prev || prev.state !== info.state || now - lastRefresh >= REFRESH_MS);
-    if (grew) {
-      lastRefresh = now;
-      stale = false;
-    }
-    if (!originKnown && info.events > 0) await learnOrigin();
-    if (info.rows !== rowsCount || (prev && prev.state !== info.state)) await loadRows();
-    if (!prev || prev.classes.length !== info.classes.length) filters.update();
-    if (grew) {
-      if (prev) state.generation++;
-      timeline.dataChanged();
-      // The list only grows at its end (the index is built in time order):
-      // what is cached stays; the total tells the list to fetch the rest.
-      list.setEnd(info.end);
-      if (state.filterId === null) list.setTotal(info.events);
-      else list.reset(true);
-      stats.schedule();
-      if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
-    }
-    if (!prev) {
-      restoreUrl();
-      timeline.startHistory();
-    }
-    // The activities the URL defines, once the index is built (they need it).
-    if (info.state !== 'building' && !urlActivities) {
-      urlActivities = true;
-      void acts.loadFromUrl();
-    }
-    if (info.state === 'building') setTimeout(() => void pollInfo(), INFO_POLL_MS);
+    await applyInfo(await getInfo());
+    if (state.info?.state === 'building' && !socketOpen) setTimeout(() => void pollInfo(), INFO_POLL_MS);
   } catch (e) {
     errorBox.hidden = false;
     byId('error-text').textContent = `cannot reach the server: ${e instanceof Error ? e.message : String(e)}`;
     setTimeout(() => void pollInfo(), 2000);
   } finally {
     infoBusy = false;
+  }
+}
+
+/** A live trace: the server pushes /api/info over a WebSocket as it changes. */
+let socketOpen = false;
+let pushed: Info | null = null;
+let applying = false;
+
+function openLiveSocket(): void {
+  if (socketOpen || typeof WebSocket === 'undefined') return;
+  const ws = liveSocket();
+  socketOpen = true;
+  ws.onmessage = (e) => {
+    try {
+      pushed = JSON.parse(String(e.data)) as Info;
+    } catch {
+      return;
+    }
+    void drainPushed();
+  };
+  ws.onclose = () => {
+    socketOpen = false;
+    // Polled again, and the socket reopened while the trace still grows.
+    if (state.info?.state === 'building') {
+      setTimeout(() => {
+        void pollInfo();
+        openLiveSocket();
+      }, 1000);
+    }
+  };
+}
+
+let refreshTimer: number | null = null;
+
+/** Applies `info` again (a refresh that came due), after what is being applied. */
+async function applyQueued(info: Info): Promise<void> {
+  pushed = pushed ?? info;
+  await drainPushed();
+}
+
+/** Applies the newest pushed answer, one at a time. */
+async function drainPushed(): Promise<void> {
+  if (applying) return;
+  applying = true;
+  infoBusy = true;
+  try {
+    while (pushed) {
+      const info = pushed;
+      pushed = null;
+      await applyInfo(info);
+    }
+  } catch (e) {
+    errorBox.hidden = false;
+    byId('error-text').textContent = `cannot reach the server: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    applying = false;
+    infoBusy = false;
+  }
+}
+
+async function applyInfo(info: Info): Promise<void> {
+  const prev = state.info;
+  const newEpoch = prev !== null && prev.epoch !== info.epoch;
+  state.info = info;
+  showHeader(info);
+  // While the index grows, what is drawn is refreshed about once a second
+  // (not at every poll: the queries would slow the indexing down); a live
+  // trace's, five times a second.
+  const changed = !prev || prev.events !== info.events || prev.end !== info.end || prev.state !== info.state || newEpoch;
+  const now = performance.now();
+  stale = stale || changed;
+  const every = info.live ? LIVE_REFRESH_MS : REFRESH_MS;
+  const grew =
+    stale && (info.state !== 'building' || !prev || prev.state !== info.state || newEpoch || now - lastRefresh >= every);
+  if (grew) {
+    lastRefresh = now;
+    stale = false;
+  } else if (stale && refreshTimer === null) {
+    // Nothing newer may come for a while: refresh when it is time.
+    refreshTimer = window.setTimeout(
+      () => {
+        refreshTimer = null;
+        if (stale && state.info) void applyQueued(state.info);
+      },
+      Math.max(0, lastRefresh + every - now),
+    );
+  }
+  if (newEpoch) {
+    // The server indexed the trace again (a live trace that ended): the
+    // origin, rows and lists are read again.
+    originKnown = false;
+    rowsCount = -1;
+  }
+  if (!originKnown && info.events > 0) await learnOrigin();
+  if (info.rows !== rowsCount || (prev && prev.state !== info.state)) await loadRows();
+  if (!prev || prev.classes.length !== info.classes.length) filters.update();
+  if (grew) {
+    if (prev) state.generation++;
+    timeline.dataChanged();
+    // The list only grows at its end (the index is built in time order):
+    // what is cached stays; the total tells the list to fetch the rest.
+    list.setEnd(info.end);
+    if (newEpoch) {
+      list.reset(true);
+      if (state.filterId !== null) void filters.apply();
+    } else if (state.filterId === null) list.setTotal(info.events);
+    else list.reset(true);
+    stats.schedule();
+    if (prev && prev.state !== info.state) analyses.setShown(!byId('analyses').hidden);
+  }
+  if (!prev) {
+    restoreUrl();
+    timeline.startHistory();
+    if (info.live) {
+      followBtn.hidden = false;
+      openLiveSocket();
+    }
+  }
+  // The activities the URL defines, once the index is built (they need it).
+  if (info.state !== 'building' && !urlActivities) {
+    urlActivities = true;
+    void acts.loadFromUrl();
   }
 }
 
@@ -390,6 +527,13 @@ const reefView = {
   showTab: (name: 'events' | 'activities' | 'analyses') => showTab(byId(`tab-${name}`)),
   /** The CPU usage chart's data: per CPU, busy ns per bucket from bucket j0 at res. */
   cpuUsage: () => analyses.usage,
+  /** Live: when each newer end of the trace was first on screen (wall ms, ns from the origin). */
+  drawnEnds: () => timeline.drawnEnds(),
+  /** Live: turns follow mode on or off. */
+  follow: (on: boolean) => {
+    timeline.setFollowNewest(on);
+    updateButtons();
+  },
   /** The latency scatter plot's points: their periods and client coordinates. */
   latencyPoints: () => analyses.pointsNow(),
   /** The activities drawn: slices (row, stacking level) and arrows. */

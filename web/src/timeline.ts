@@ -111,6 +111,8 @@ export interface TimelineCallbacks {
   markClicked(ev: EventLine): void;
   /** The view changed (for the statistics panel, the status line). */
   viewChanged(): void;
+  /** Follow mode was turned off by moving the view. */
+  followChanged?(): void;
 }
 
 export class Timeline {
@@ -122,6 +124,11 @@ export class Timeline {
   private to = 1;
   /** True until the user moves the view: the view follows the trace while it is indexed. */
   private following = true;
+  private followingNewest = false;
+  /** The newest time the tiles asked for cover (the trace's end as then known). */
+  private wantedEnd = 0;
+  /** Frames drawn with every tile in: wall-clock time (ms) and the newest time covered. */
+  private drawnLog: { wall: number; end: number }[] = [];
   private scrollY = 0;
   private lines: Line[] = [];
   private lineOfRow = new Map<number, number>();
@@ -207,7 +214,39 @@ export class Timeline {
   /** The trace grew (while indexing) or the filter changed: refetch what is shown. */
   dataChanged(): void {
     if (this.following) this.fitAll(false);
+    else if (this.followingNewest) this.slideToNewest();
     this.viewMoved(false);
+  }
+
+  /**
+   * Follow mode (a live trace): keeps the newest time in view, the span
+   * as it is, until the view is moved by hand.
+   */
+  setFollowNewest(on: boolean): void {
+    this.followingNewest = on;
+    if (on) {
+      this.following = false;
+      this.slideToNewest();
+      this.viewMoved(false);
+    }
+  }
+
+  isFollowingNewest(): boolean {
+    return this.followingNewest;
+  }
+
+  private slideToNewest(): void {
+    const full = this.fullRange();
+    const span = Math.min(this.to - this.from, full.to - full.from);
+    this.to = full.to;
+    this.from = Math.max(full.from, full.to - span);
+    this.state.view = { from: this.from, to: this.to };
+  }
+
+  /** The range selection changed: its counts are fetched, the view redrawn. */
+  rangeChanged(): void {
+    this.fetchRangeCounts();
+    this.invalidate();
   }
 
   filterChanged(): void {
@@ -224,6 +263,10 @@ export class Timeline {
     this.from = from;
     this.to = from + span;
     this.following = false;
+    if (this.followingNewest) {
+      this.followingNewest = false;
+      this.cb.followChanged?.();
+    }
     this.state.view = { from: this.from, to: this.to };
     this.viewMoved(record);
   }
@@ -341,6 +384,11 @@ export class Timeline {
 
   frameTimes(): number[] {
     return this.frameLog.slice();
+  }
+
+  /** When each newer end of the trace was first on screen (for the live latency). */
+  drawnEnds(): { wall: number; end: number }[] {
+    return this.drawnLog.slice();
   }
 
   /** Client x of time t (for tests). */
@@ -536,6 +584,7 @@ export class Timeline {
       }
     }
     this.cache.want(needs, this.state.filterId, this.state.generation, info.end, info.state !== 'building');
+    this.wantedEnd = Math.min(info.end, this.to);
     this.fetchArrows();
     this.fetchRangeCounts();
     this.overlay?.viewChanged(Math.max(0, Math.floor(this.from)), Math.ceil(this.to), this.plotW());
@@ -667,6 +716,13 @@ export class Timeline {
       if (line.row) this.drawRow(line.row, y, k);
     }
     this.overlay?.draw(ctx, this.geometry());
+    if (!this.cache.busy() && this.fetchTimer === null) {
+      const last = this.drawnLog[this.drawnLog.length - 1];
+      if (!last || last.end < this.wantedEnd) {
+        this.drawnLog.push({ wall: Date.now(), end: this.wantedEnd });
+        if (this.drawnLog.length > 10000) this.drawnLog.splice(0, 5000);
+      }
+    }
     this.drawSelectedEvent();
     if (this.arrowsOn) this.drawArrows();
     this.drawRange(a, b);
