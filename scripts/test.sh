@@ -61,5 +61,9 @@ if [ -f tests/view/e2e-analyses.mjs ]; then
     echo "== reef view: the Analyses tab in headless Chromium vs lttng-analyses 0.6.1 references"
     if REEF_BIN="$reef" node tests/view/e2e-analyses.mjs; then echo "view analyses e2e: ok"; else echo "view analyses e2e: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/view/e2e-live.mjs ]; then
+    echo "== reef view --live: a libreef program streaming, in headless Chromium, vs babeltrace2"
+    if REEF_BIN="$reef" node tests/view/e2e-live.mjs; then echo "view live e2e: ok"; else echo "view live e2e: FAILED"; fails=$((fails + 1)); fi
+fi
 [ "$fails" -eq 0 ] || { echo "$fails end-to-end suite(s) failed"; exit 1; }
 echo "all tests passed"

@@ -14,6 +14,13 @@
  *   live rate N            one thread, N worker:ITEM events in a tight
  *                          loop; prints "events N ns ELAPSED cpu_ns THREAD_CPU
  *                          maxrss_kb KB"
+ *   live steady RATE SECS  one thread records data:TICK events at RATE per
+ *                          second for SECS seconds (batches of 1000 on a
+ *                          schedule, spinning between them); prints "events
+ *                          N ns ELAPSED busy_ns RECORDING late_ms LATE
+ *                          maxrss_kb KB" (RECORDING: time inside the
+ *                          batches; LATE: how far behind the schedule it
+ *                          fell at worst)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -137,6 +144,28 @@ int main(int argc, char **argv)
 		       peak_rss_kb());
 		return 0;
 	}
-	fprintf(stderr, "usage: live burst THREADS N | live ticks N MS | live rate N\n");
+	if (argc == 4 && !strcmp(argv[1], "steady")) {
+		unsigned long long rate = strtoull(argv[2], NULL, 0), secs = strtoull(argv[3], NULL, 0);
+		unsigned long long total = rate * secs, n = 0, t0, t, busy = 0, late = 0, j;
+		t0 = now_ns(CLOCK_MONOTONIC);
+		while (n < total) {
+			unsigned long long due;
+			t = now_ns(CLOCK_MONOTONIC);
+			/* the time the next batch is due */
+			due = t0 + (unsigned long long)((double)n / (double)rate * 1e9);
+			if (t < due)
+				continue;
+			if (t - due > late)
+				late = t - due;
+			for (j = 0; j < 1000 && n < total; j++, n++)
+				reef_data_tick((uint32_t)n);
+			busy += now_ns(CLOCK_MONOTONIC) - t;
+		}
+		t = now_ns(CLOCK_MONOTONIC);
+		printf("events %llu ns %llu busy_ns %llu late_ms %llu maxrss_kb %ld\n", n, t - t0, busy,
+		       late / 1000000u, peak_rss_kb());
+		return 0;
+	}
+	fprintf(stderr, "usage: live burst THREADS N | live ticks N MS | live rate N | live steady RATE SECS\n");
 	return 2;
 }

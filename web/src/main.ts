@@ -448,6 +448,8 @@ async function applyInfo(info: Info): Promise<void> {
     timeline.startHistory();
     if (info.live) {
       followBtn.hidden = false;
+      if (info.state === 'building' && !window.location.hash.includes('v=')) timeline.setFollowNewest(true, null);
+      updateButtons();
       openLiveSocket();
     }
   }

@@ -406,6 +406,8 @@ export class StatsPanel {
   );
   /** Counting per event name on a click. */
   private counting = false;
+  /** When the pending refresh was first asked for. */
+  private since = 0;
   private last = '';
 
   constructor(
@@ -417,9 +419,16 @@ export class StatsPanel {
     return this.timer !== null || this.serial.busy() || this.counting;
   }
 
-  /** The view, the selection or the filter changed: refresh after a pause. */
+  /**
+   * The view, the selection or the filter changed: refresh after a pause
+   * (at least once a second while changes keep coming: a live trace).
+   */
   schedule(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    const now = performance.now();
+    if (this.timer !== null) {
+      if (now - this.since >= 1000) return;
+      clearTimeout(this.timer);
+    } else this.since = now;
     this.timer = window.setTimeout(() => {
       this.timer = null;
       this.serial.ask();
@@ -459,7 +468,7 @@ export class StatsPanel {
       if (this.last !== key) return;
       table.replaceChildren(namesTable(s.event_names ?? [], dur));
     };
-    if (this.state.info?.state === 'building') {
+    if (this.state.info?.state === 'building' && !this.state.info.live) {
       // A pass over the events would slow the indexing down.
       table.textContent = 'per event name: once the index is built';
     } else if (count <= AUTO_STATS) {

@@ -106,6 +106,9 @@ export interface Overlay {
   busy(): boolean;
 }
 
+/** Follow mode's default span: the newest 10 s of a live trace. */
+const LIVE_SPAN = 10e9;
+
 export interface TimelineCallbacks {
   /** A mark was clicked: its first event. */
   markClicked(ev: EventLine): void;
@@ -125,6 +128,7 @@ export class Timeline {
   /** True until the user moves the view: the view follows the trace while it is indexed. */
   private following = true;
   private followingNewest = false;
+  private followSpan: number | null = null;
   /** The newest time the tiles asked for cover (the trace's end as then known). */
   private wantedEnd = 0;
   /** Frames drawn with every tile in: wall-clock time (ms) and the newest time covered. */
@@ -219,11 +223,13 @@ export class Timeline {
   }
 
   /**
-   * Follow mode (a live trace): keeps the newest time in view, the span
-   * as it is, until the view is moved by hand.
+   * Follow mode (a live trace): keeps the newest time in view until the
+   * view is moved by hand. `span` null: the whole trace while it is
+   * shorter than LIVE_SPAN, then the newest LIVE_SPAN; else that span.
    */
-  setFollowNewest(on: boolean): void {
+  setFollowNewest(on: boolean, span: number | null = this.to - this.from): void {
     this.followingNewest = on;
+    this.followSpan = span;
     if (on) {
       this.following = false;
       this.slideToNewest();
@@ -237,7 +243,8 @@ export class Timeline {
 
   private slideToNewest(): void {
     const full = this.fullRange();
-    const span = Math.min(this.to - this.from, full.to - full.from);
+    const want = this.followSpan ?? LIVE_SPAN;
+    const span = Math.max(this.minSpan(), Math.min(want, full.to - full.from));
     this.to = full.to;
     this.from = Math.max(full.from, full.to - span);
     this.state.view = { from: this.from, to: this.to };

@@ -241,6 +241,10 @@ pub fn start(
     std::thread::Builder::new()
         .name("reef-view-live".into())
         .spawn(move || {
+            // The traced program, libreef's consumer and the receiving
+            // thread come first: under load the index lags, nothing is
+            // lost.
+            crate::pass::lower_priority(19);
             let mut ix = LiveIndex {
                 live,
                 meta,

@@ -328,7 +328,7 @@ impl Shared {
     }
 
     fn worker(&self, keys: &Arc<ClassKeys>, filter: Option<&str>) {
-        lower_priority();
+        lower_priority(5);
         let mut local = Local {
             x: Extract::new(keys.clone()),
             filter: filter.and_then(|f| EventFilter::new(f).ok()),
@@ -588,13 +588,13 @@ impl Shared {
 /// three threads sharing two cores give it two thirds of one, and the
 /// decoding threads, held back by how far ahead they may read, leave a
 /// core idle.
-fn lower_priority() {
+pub(crate) fn lower_priority(nice: i32) {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid and setpriority only read and set this thread's
     // scheduling priority (raising the nice value needs no privilege).
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 5);
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice);
     }
 }
 
