@@ -67,7 +67,8 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     let (slot, live) = match &a.live {
         Some(addr) => {
             let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));
-            let slot = reef_view::live::start(addr, a.output.clone(), wait, a.read.options(), sizes)?;
+            let slot =
+                reef_view::live::start(addr, a.output.clone(), wait, a.read.options(), sizes)?;
             (slot, true)
         }
         None => {
@@ -104,7 +105,11 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
             "reef view: receiving {} into {}{}",
             s.addr,
             s.dir,
-            if s.kept { "" } else { " (removed when reef view exits)" }
+            if s.kept {
+                ""
+            } else {
+                " (removed when reef view exits)"
+            }
         );
     }
     // The terminal shows the index being built, then its end.

@@ -401,7 +401,10 @@ impl View {
 
     /// The traces as they are now.
     pub fn traces(&self) -> Vec<Arc<Trace>> {
-        self.traces.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.traces
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Replaces the traces (the same traces, grown).

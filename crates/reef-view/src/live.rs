@@ -30,14 +30,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use reef_ctf::trace::{scan_grown, StreamFile, StreamSource};
-use reef_ctf::{FileScan, Metadata, Trace, TraceClass};
+use reef_ctf::{FileScan, Item, Metadata, Place, StreamCursor, Trace, TraceClass};
 use reef_iter::ClockConv;
 use reef_read::live::{Listener, TraceWriter, Written};
 use reef_read::{ReadOptions, Source, TimeSpec, TraceLabel};
 use serde::Serialize;
 
-use crate::index::{BaseBuilder, Phase, Pred, Sizes, View};
-use crate::model::ClassKeys;
+use crate::index::{push_checkpoint, BaseBuilder, MarkSink, ModelPoint, Phase, Pred, Sizes, View};
+use crate::model::{ClassKeys, Names, Rec, R_KEPT};
 
 /// Streams not heard from for this long do not hold the watermark back.
 pub const ACTIVE: Duration = Duration::from_millis(500);
@@ -190,11 +190,18 @@ pub fn start(
         if written.lock().map(|w| w.metadata > 0).unwrap_or(false) {
             break;
         }
-        if live.lock().state != State::Receiving || Instant::now() > deadline {
+        let st = live.lock().clone();
+        if st.state != State::Receiving || Instant::now() > deadline {
             return Err(reef_read::Error::Trace(reef_ctf::Error::Stream {
-                path: PathBuf::from(addr),
+                path: PathBuf::from(&st.addr),
                 offset: 0,
-                msg: "no metadata received".into(),
+                msg: match st.message {
+                    Some(m) => {
+                        let why = m.strip_prefix(&format!("{}: ", st.addr)).unwrap_or(&m);
+                        format!("no metadata received; the connection ended: {why}")
+                    }
+                    None => "no metadata received".into(),
+                },
             }));
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -215,6 +222,11 @@ pub fn start(
         cut: None,
     });
     let keys = Arc::new(ClassKeys::new(std::slice::from_ref(&trace)));
+    // Rows that are the streams themselves, every event kept: each
+    // stream's events go straight to its row.
+    let direct = !keys.kernel[0]
+        && !keys.vtid[0]
+        && opts.filter.as_deref().is_none_or(|f| f.trim().is_empty());
     let mut opts = opts;
     opts.paths = vec![dir.clone()];
     opts.begin = None;
@@ -234,7 +246,7 @@ pub fn start(
         sizes,
         0,
         budget,
-        keys,
+        keys.clone(),
     );
     let slot = Slot::new(view, Some(live.clone()));
     let s = slot.clone();
@@ -253,6 +265,12 @@ pub fn start(
                 builder: BaseBuilder::default(),
                 done: 0,
                 pred,
+                direct,
+                keys,
+                places: Vec::new(),
+                last_cy: Vec::new(),
+                last_cp: 0,
+                buf: Vec::new(),
             };
             ix.run(&s, sizes)
         })
@@ -292,6 +310,25 @@ fn receive(first: Listener, addr: &str, live: &Live) {
     }
 }
 
+/// Maps the first `len` bytes of the stream file `path` and reads the
+/// headers of the packets after those of `earlier` (the same file mapped
+/// shorter).
+fn map_scan(
+    class: &TraceClass,
+    path: &Path,
+    len: u64,
+    earlier: Option<&(Arc<StreamFile>, FileScan)>,
+) -> Result<(StreamFile, FileScan), reef_ctf::Error> {
+    let f = File::open(path).map_err(|e| reef_ctf::Error::io(path, e))?;
+    // SAFETY: the file only grows (this process's writer appends to it);
+    // the mapping covers whole packets written before.
+    let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&f) }
+        .map_err(|e| reef_ctf::Error::io(path, e))?;
+    let sf = StreamFile::new(path.to_path_buf(), map);
+    let scan = scan_grown(class, &sf, earlier.map(|(f, s)| (&**f, *s)))?;
+    Ok((sf, scan))
+}
+
 /// One stream file as last mapped.
 struct Mapped {
     id: u64,
@@ -309,6 +346,16 @@ struct LiveIndex {
     /// Bytes of stream data read into the index.
     done: u64,
     pred: Pred,
+    /// The short way (see [`LiveIndex::direct`]).
+    direct: bool,
+    keys: Arc<ClassKeys>,
+    /// The short way: per stream, where it stopped and the cycles of its
+    /// last event.
+    places: Vec<Place>,
+    last_cy: Vec<u64>,
+    /// Bytes written when the last checkpoint was made.
+    last_cp: u64,
+    buf: Vec<(i64, u64, u32)>,
 }
 
 impl LiveIndex {
@@ -318,7 +365,12 @@ impl LiveIndex {
         loop {
             // The state first: once ended, everything is written.
             let state = self.live.lock().state;
-            let written = self.live.written.lock().map(|w| w.clone()).unwrap_or_default();
+            let written = self
+                .live
+                .written
+                .lock()
+                .map(|w| w.clone())
+                .unwrap_or_default();
             if last_bytes != Some(written.bytes) || state != State::Receiving {
                 last_bytes = Some(written.bytes);
                 if let Err(e) = self.step(&view, &written, state) {
@@ -373,20 +425,35 @@ impl LiveIndex {
             })
         })?;
         let mut grown = false;
+        // A damaged packet: the packets before it are indexed, then the
+        // error ends the index.
+        let mut damaged: Option<reef_read::Error> = None;
         for (i, &(id, len)) in w.streams.iter().enumerate() {
-            if self.files.get(i).is_some_and(|m| m.file.data().len() as u64 == len) {
+            if self
+                .files
+                .get(i)
+                .is_some_and(|m| m.file.data().len() as u64 == len)
+            {
                 continue;
             }
             let path = TraceWriter::stream_path(&self.live.dir, id);
-            let io = |e| reef_read::Error::Trace(reef_ctf::Error::io(&path, e));
-            let f = File::open(&path).map_err(io)?;
-            // SAFETY: the file only grows (it is appended to by this
-            // process's writer); the mapping covers whole packets written
-            // before.
-            let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&f) }.map_err(io)?;
-            let sf = StreamFile::new(path.clone(), map);
-            let earlier = self.files.get(i).map(|m| (&*m.file, m.scan));
-            let scan = scan_grown(&class, &sf, earlier)?;
+            let earlier = self.files.get(i).map(|m| (m.file.clone(), m.scan));
+            let (sf, scan) = match map_scan(&class, &path, len, earlier.as_ref()) {
+                Ok(m) => m,
+                Err(e) => {
+                    let at = match &e {
+                        reef_ctf::Error::Stream { offset, .. } => Some(*offset),
+                        reef_ctf::Error::Decode { packet_offset, .. } => Some(*packet_offset),
+                        _ => None,
+                    };
+                    let done = earlier.as_ref().map_or(0, |(f, _)| f.data().len() as u64);
+                    damaged = Some(e.into());
+                    match at.filter(|&a| a > done) {
+                        Some(a) => map_scan(&class, &path, a, earlier.as_ref())?,
+                        None => continue,
+                    }
+                }
+            };
             let m = Mapped {
                 id,
                 file: Arc::new(sf),
@@ -429,18 +496,35 @@ impl LiveIndex {
             })
             .collect();
         let Some(&newest) = ends.iter().max() else {
-            return Ok(());
+            return damaged.map_or(Ok(()), Err);
         };
         let mark = match state {
             // Everything received is in order.
             State::Ended | State::Dropped => newest,
             State::Receiving => {
                 let active = newest - ACTIVE.as_nanos() as i64;
-                ends.iter().copied().filter(|&e| e >= active).min().unwrap_or(newest)
+                ends.iter()
+                    .copied()
+                    .filter(|&e| e >= active)
+                    .min()
+                    .unwrap_or(newest)
             }
         };
+        let origin = view.base.read().ok().and_then(|b| b.origin);
+        if let Some(o) = origin {
+            self.live.lock().received_to = Some(newest - o);
+        }
         if self.applied.is_some_and(|a| mark <= a) {
-            return Ok(());
+            return damaged.map_or(Ok(()), Err);
+        }
+        if self.direct {
+            let r = self.direct_step(view, &trace, mark, w.bytes);
+            self.applied = Some(mark);
+            let origin = view.base.read().ok().and_then(|b| b.origin);
+            let mut s = self.live.lock();
+            s.received_to = origin.map(|o| newest - o);
+            s.indexed_to = origin.map(|o| mark - o);
+            return r.and(damaged.map_or(Ok(()), Err));
         }
         let mut read = view.opts.clone();
         read.filter = None;
@@ -473,6 +557,186 @@ impl LiveIndex {
         let mut s = self.live.lock();
         s.received_to = origin.map(|o| newest - o);
         s.indexed_to = origin.map(|o| mark - o);
-        result
+        result.and(damaged.map_or(Ok(()), Err))
+    }
+}
+
+impl LiveIndex {
+    /// The short way, for a trace whose rows are its streams and whose
+    /// events are all kept: each stream read on from where it stopped,
+    /// only its events' headers (`StreamCursor::skim_each`), up to the
+    /// watermark `w`, marked straight into its row (runs of events in one
+    /// bucket at once), with a checkpoint at the step's start when due.
+    /// Rows' marks only need each row's events in order, which each
+    /// stream gives; the list's checkpoints sit at step boundaries, where
+    /// every event before is in.
+    fn direct_step(
+        &mut self,
+        view: &View,
+        trace: &Arc<Trace>,
+        w: i64,
+        written: u64,
+    ) -> Result<(), reef_read::Error> {
+        let n = trace.sources.len();
+        self.places.resize(n, Place::Unread);
+        self.last_cy.resize(n, 0);
+        let convs: Vec<Option<(ClockConv, u64)>> = (0..n)
+            .map(|s| {
+                let sc = &trace.class.streams[trace.sources[s].stream];
+                let conv = ClockConv::new(&trace.class.meta.clocks[sc.clock?]);
+                let (lo, hi) = conv.defined_range()?;
+                // The last cycles at or before the watermark.
+                let top = conv.last_before(w.checked_add(1)?, lo, hi)?;
+                Some((conv, top))
+            })
+            .collect();
+        let Ok(mut g) = view.base.write() else {
+            return Ok(());
+        };
+        let b = &mut *g;
+        if b.origin.is_none() {
+            // The first event of all: each stream's first.
+            let mut first: Option<i64> = None;
+            for (s, cv) in convs.iter().enumerate() {
+                let Some((conv, _)) = cv else { continue };
+                let mut c = StreamCursor::new(trace.clone(), s);
+                c.skip_values(true);
+                if let Some(Item::Event) = c.next_skimmed()? {
+                    if let Some(ns) = c.event.ts.and_then(|cy| conv.ns(cy)) {
+                        first = Some(first.map_or(ns, |f: i64| f.min(ns)));
+                    }
+                }
+            }
+            match first {
+                Some(f) if f <= w => b.origin = Some(f),
+                _ => return Ok(()),
+            }
+        }
+        let origin = b.origin.unwrap_or(0);
+        let after = self.applied;
+        if b.marks.checkpoints.is_empty() || written >= self.last_cp + view.spacing {
+            self.last_cp = written;
+            push_checkpoint(&mut b.marks, after.map_or(0, |a| a + 1 - origin));
+            b.points.push(ModelPoint {
+                kernel: b.model.kernel.point(),
+                values: b.model.values(),
+                places: Arc::new([]),
+            });
+        }
+        let mut newest: Option<(i64, u64)> = b.marks.prev.0.zip(b.marks.prev.1);
+        for (s, cv) in convs.iter().enumerate() {
+            let Some((conv, top)) = *cv else { continue };
+            let mut cur = StreamCursor::new(trace.clone(), s);
+            cur.skip_values(true);
+            cur.go_to(&self.places[s])?;
+            let base = self.keys.key_base(0, cur.stream);
+            let mut last = self.last_cy[s];
+            self.buf.clear();
+            // A decoding error: the events before it are marked first.
+            let mut failed = None;
+            loop {
+                let buf = &mut self.buf;
+                if let Err(e) = cur.skim_each(&mut last, top, |idx, cy| {
+                    buf.push((conv.ns(cy).unwrap_or(i64::MAX), cy, base + idx as u32))
+                }) {
+                    failed = Some(e);
+                    break;
+                }
+                // The next event: a new packet's first, one the short way
+                // stopped at (past the watermark, or back in time), or
+                // none yet.
+                let place = cur.place();
+                let next = match cur.next_skimmed() {
+                    Ok(n) => n,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                };
+                match next {
+                    None => {
+                        self.places[s] = place;
+                        break;
+                    }
+                    Some(Item::Event) => {
+                        let cy = cur.event.ts.unwrap_or(0);
+                        if cy > top {
+                            self.places[s] = place;
+                            break;
+                        }
+                        last = last.max(cy);
+                        let idx = cur.event.event as u32;
+                        self.buf
+                            .push((conv.ns(cy).unwrap_or(i64::MAX), cy, base + idx));
+                    }
+                    Some(_) => {}
+                }
+            }
+            self.last_cy[s] = last;
+            // Marks: runs of events in one bucket at once.
+            let mut run: Option<(i64, i64, u32, u32, i64)> = None;
+            let k = b.marks.k;
+            for &(ns, cy, ckey) in &self.buf {
+                // Arrived after the index went past its time: on disk,
+                // in the final index, not here.
+                if after.is_some_and(|a| ns <= a) {
+                    continue;
+                }
+                let t = ns - origin;
+                b.end = b.end.max(t);
+                b.marks.events += 1;
+                if newest.is_none_or(|(n, _)| ns >= n) {
+                    newest = Some((ns, cy));
+                }
+                let Some(row) = b.model.stream_row(s) else {
+                    // The stream's first event makes its row.
+                    let r = Rec {
+                        ns,
+                        ckey,
+                        flags: R_KEPT,
+                        nm: u32::MAX,
+                        ..Rec::default()
+                    };
+                    b.model.apply(
+                        0,
+                        s,
+                        &r,
+                        &Names::default(),
+                        t,
+                        |_| true,
+                        &mut MarkSink { m: &mut b.marks },
+                    );
+                    continue;
+                };
+                let class = b.model.class_id(ckey);
+                match &mut run {
+                    Some(x) if x.0 == t >> k => (x.3, x.4) = (x.3 + 1, t),
+                    _ => {
+                        if let Some((_, t0, c, n, t1)) = run {
+                            b.marks
+                                .track(row, crate::model::OnRule::Never)
+                                .mark_n(t0, t1, c, n, k);
+                        }
+                        run = Some((t >> k, t, class, 1, t));
+                    }
+                }
+            }
+            if let (Some((_, t0, c, n, t1)), Some(row)) = (run, b.model.stream_row(s)) {
+                b.marks
+                    .track(row, crate::model::OnRule::Never)
+                    .mark_n(t0, t1, c, n, k);
+            }
+            b.marks.fit(view.budget);
+            if let Some(e) = failed {
+                if let Some((ns, cy)) = newest {
+                    b.marks.prev = (Some(ns), Some(cy));
+                }
+                return Err(e.into());
+            }
+        }
+        if let Some((ns, cy)) = newest {
+            b.marks.prev = (Some(ns), Some(cy));
+        }
+        Ok(())
     }
 }

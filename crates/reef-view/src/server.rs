@@ -516,8 +516,7 @@ pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Resul
         .build()?;
     rt.block_on(async move {
         let l = tokio::net::TcpListener::from_std(listener)?;
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         // Interrupted: stop at once (open WebSockets would hold a graceful
         // shutdown forever).
         tokio::select! {

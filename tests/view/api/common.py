@@ -83,7 +83,8 @@ class Server:
         e = dict(os.environ, TZ="UTC")
         if env:
             e.update(env)
-        self.proc = subprocess.Popen([reef, "view", "--port", "0"] + list(args) + [trace], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([reef, "view", "--port", "0"] + list(args) + ([trace] if trace else []),
+                                     stdout=subprocess.PIPE,
                                      stderr=self.errfile, env=e)
         self.url = self._read_url(timeout)
         u = urllib.parse.urlsplit(self.url)
