@@ -17,7 +17,7 @@ try {
     .waitForFunction(
       () => {
         const i = window.reefView.info();
-        return i.live.state === 'ended' && !i.live.reindexing && i.state !== 'building' && i.epoch >= 1;
+        return (i.live.state === 'ended' && !i.live.reindexing && i.state !== 'building' && i.epoch >= 1) || i.state === 'error';
       },
       null,
       { timeout: 900000, polling: 500 },
@@ -36,6 +36,7 @@ try {
     JSON.stringify({
       ended,
       events: r.info.events,
+      error: r.info.error,
       drawn: lags.length,
       lag_ms: { median: q(lags, 0.5), p90: q(lags, 0.9), max: lags[lags.length - 1] ?? null },
       frame_ms: { median: q(frames, 0.5), p90: q(frames, 0.9) },

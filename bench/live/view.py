@@ -147,6 +147,8 @@ for r in runs["view"]:
     print("page: newest drawn time behind the wall clock (ms): %s; frames (ms): %s; %d events on the page, %d on disk; indexed again in %.1f s"
           % (r["page"]["lag_ms"], r["page"]["frame_ms"], r["page"]["events"], r["kept"], r["reindex_s"]))
     print("discarded (events, packets): viewer %s; no viewer %s" % (r["discarded"], runs["none"][0]["discarded"]))
+    if r["page"].get("error"):
+        print("the page shows an ERROR: %s" % r["page"]["error"])
 ratio = med["view"]["rate"] / med["none"]["rate"]
 cost = med["none"]["ns_per_event"] / med["view"]["ns_per_event"]
 print("event rate with the viewer / without: %.3f; recording cost without / with: %.3f (%s)" % (

@@ -493,9 +493,14 @@ static void auto_flush(void)
 	pthread_mutex_lock(&reef__st.registry_lock);
 	for (b = reef__st.buffers; b; b = b->next) {
 		struct reef__tls *t = b->tls;
-		if (b->retired || !t ||
-		    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) !=
-			    __atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+		uint64_t head;
+		if (b->retired || !t)
+			continue;
+		/* One load of `head` for the check and the cut: loaded twice, a
+		 * packet closed in between would have its successor's part sent
+		 * before it (out of order), and sent again whole after it. */
+		head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) != head)
 			continue; /* closed packets not handed over yet */
 		if (n == ncuts_cap) {
 			size_t cap = ncuts_cap ? 2 * ncuts_cap : 64;
@@ -507,7 +512,7 @@ static void auto_flush(void)
 		}
 		cuts[n].b = b;
 		cuts[n].discarded = __atomic_load_n(&b->discarded, __ATOMIC_RELAXED);
-		cuts[n].head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+		cuts[n].head = head;
 		cuts[n].p1 = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
 		n++;
 	}

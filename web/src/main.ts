@@ -325,7 +325,9 @@ async function learnOrigin(): Promise<void> {
 async function pollInfo(): Promise<void> {
   infoBusy = true;
   try {
-    await applyInfo(await getInfo());
+    // Applied in turn with what the WebSocket pushes.
+    pushed = await getInfo();
+    await drainPushed();
     if (state.info?.state === 'building' && !socketOpen) setTimeout(() => void pollInfo(), INFO_POLL_MS);
   } catch (e) {
     errorBox.hidden = false;

@@ -399,6 +399,14 @@ impl View {
         })
     }
 
+    /// Stream data between checkpoints once `done` bytes were read: 1/512
+    /// of what was read, at least [`View::spacing`], so that a trace that
+    /// keeps growing (live) gets checkpoints in number logarithmic in its
+    /// size (for a trace read whole, `spacing` already is 1/512 of it).
+    pub fn spacing_at(&self, done: u64) -> u64 {
+        self.spacing.max(done / 512)
+    }
+
     /// The traces as they are now.
     pub fn traces(&self) -> Vec<Arc<Trace>> {
         self.traces
@@ -514,7 +522,7 @@ impl BaseBuilder {
         let origin = *b.origin.get_or_insert(ns);
         let t = ns - origin;
         if self.prev_t.is_none_or(|p| t > p) {
-            if b.marks.checkpoints.is_empty() || done >= self.last_cp_bytes + view.spacing {
+            if b.marks.checkpoints.is_empty() || done >= self.last_cp_bytes + view.spacing_at(done) {
                 self.last_cp_bytes = done;
                 push_checkpoint(&mut b.marks, t);
                 b.points.push(ModelPoint {
@@ -608,7 +616,7 @@ fn build_filter(view: &View, f: &FilterIx, pred: Pred) {
             let t = ns - origin;
             if t > prev_t {
                 let done = mk.done.load(Ordering::Relaxed);
-                if mk.checkpoints.is_empty() || done >= last_cp_bytes + view.spacing {
+                if mk.checkpoints.is_empty() || done >= last_cp_bytes + view.spacing_at(done) {
                     last_cp_bytes = done;
                     push_checkpoint(mk, t);
                 }

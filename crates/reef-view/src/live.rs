@@ -43,6 +43,11 @@ use crate::model::{ClassKeys, Names, Rec, R_KEPT};
 pub const ACTIVE: Duration = Duration::from_millis(500);
 /// How often the index looks for new packets.
 const TICK: Duration = Duration::from_millis(50);
+/// The short way marks events this many at a time (memory: 24 bytes each).
+const BATCH: usize = 1 << 16;
+/// An index behind by more than this (trace time) catches up this much
+/// per step.
+const STEP: i64 = 250_000_000;
 
 /// What the view serves: replaced once when a live trace ends.
 pub struct Slot {
@@ -362,28 +367,35 @@ impl LiveIndex {
     fn run(&mut self, slot: &Slot, sizes: Sizes) {
         let view = slot.view();
         let mut last_bytes = None;
+        let mut behind = false;
         loop {
-            // The state first: once ended, everything is written.
+            // The state first: once ended, everything is written (and
+            // indexed again from scratch).
             let state = self.live.lock().state;
+            if state == State::Ended {
+                break;
+            }
             let written = self
                 .live
                 .written
                 .lock()
                 .map(|w| w.clone())
                 .unwrap_or_default();
-            if last_bytes != Some(written.bytes) || state != State::Receiving {
+            if behind || last_bytes != Some(written.bytes) || state != State::Receiving {
                 last_bytes = Some(written.bytes);
-                if let Err(e) = self.step(&view, &written, state) {
-                    if let Ok(mut b) = view.base.write() {
-                        b.marks.finish(Phase::Error(e.to_string()));
+                match self.step(&view, &written, state) {
+                    Ok(short) => behind = short,
+                    Err(e) => {
+                        if let Ok(mut b) = view.base.write() {
+                            b.marks.finish(Phase::Error(e.to_string()));
+                        }
+                        return;
                     }
-                    return;
                 }
             }
-            if state == State::Ended {
-                break;
+            if !behind {
+                std::thread::sleep(TICK);
             }
-            std::thread::sleep(TICK);
         }
         // The whole trace again, with the final metadata.
         self.live.lock().reindexing = true;
@@ -415,8 +427,9 @@ impl LiveIndex {
         self.live.lock().reindexing = false;
     }
 
-    /// Maps what was written since, then indexes up to the watermark.
-    fn step(&mut self, view: &View, w: &Written, state: State) -> Result<(), reef_read::Error> {
+    /// Maps what was written since, then indexes up to the watermark (at
+    /// most [`STEP`] further: whether it stopped short).
+    fn step(&mut self, view: &View, w: &Written, state: State) -> Result<bool, reef_read::Error> {
         let class = TraceClass::new(self.meta.clone()).map_err(|msg| {
             reef_read::Error::Trace(reef_ctf::Error::Stream {
                 path: self.live.dir.join("metadata"),
@@ -496,9 +509,9 @@ impl LiveIndex {
             })
             .collect();
         let Some(&newest) = ends.iter().max() else {
-            return damaged.map_or(Ok(()), Err);
+            return damaged.map_or(Ok(false), Err);
         };
-        let mark = match state {
+        let mut mark = match state {
             // Everything received is in order.
             State::Ended | State::Dropped => newest,
             State::Receiving => {
@@ -515,8 +528,15 @@ impl LiveIndex {
             self.live.lock().received_to = Some(newest - o);
         }
         if self.applied.is_some_and(|a| mark <= a) {
-            return damaged.map_or(Ok(()), Err);
+            return damaged.map_or(Ok(false), Err);
         }
+        let short = match self.applied {
+            Some(a) if mark - a > STEP => {
+                mark = a + STEP;
+                true
+            }
+            _ => false,
+        };
         if self.direct {
             let r = self.direct_step(view, &trace, mark, w.bytes);
             self.applied = Some(mark);
@@ -524,7 +544,7 @@ impl LiveIndex {
             let mut s = self.live.lock();
             s.received_to = origin.map(|o| newest - o);
             s.indexed_to = origin.map(|o| mark - o);
-            return r.and(damaged.map_or(Ok(()), Err));
+            return r.and(damaged.map_or(Ok(short), Err));
         }
         let mut read = view.opts.clone();
         read.filter = None;
@@ -557,7 +577,70 @@ impl LiveIndex {
         let mut s = self.live.lock();
         s.received_to = origin.map(|o| newest - o);
         s.indexed_to = origin.map(|o| mark - o);
-        result.and(damaged.map_or(Ok(()), Err))
+        result.and(damaged.map_or(Ok(short), Err))
+    }
+}
+
+/// Marks `evs` (ns, cycles, class key) of stream `s` on its row, the
+/// stream's first event through the model (it makes the row): runs of
+/// events in one bucket at once. Events at or before `after` arrived after
+/// the index went past their time: on disk, in the final index, not here.
+fn mark_events(
+    b: &mut crate::index::Base,
+    s: usize,
+    evs: &[(i64, u64, u32)],
+    origin: i64,
+    after: Option<i64>,
+    newest: &mut Option<(i64, u64)>,
+) {
+    let mut run: Option<(i64, i64, u32, u32, i64)> = None;
+    let k = b.marks.k;
+    for &(ns, cy, ckey) in evs {
+        if after.is_some_and(|a| ns <= a) {
+            continue;
+        }
+        let t = ns - origin;
+        b.end = b.end.max(t);
+        b.marks.events += 1;
+        if newest.is_none_or(|(n, _)| ns >= n) {
+            *newest = Some((ns, cy));
+        }
+        let Some(row) = b.model.stream_row(s) else {
+            let r = Rec {
+                ns,
+                ckey,
+                flags: R_KEPT,
+                nm: u32::MAX,
+                ..Rec::default()
+            };
+            b.model.apply(
+                0,
+                s,
+                &r,
+                &Names::default(),
+                t,
+                |_| true,
+                &mut MarkSink { m: &mut b.marks },
+            );
+            continue;
+        };
+        let class = b.model.class_id(ckey);
+        match &mut run {
+            Some(x) if x.0 == t >> k => (x.3, x.4) = (x.3 + 1, t),
+            _ => {
+                if let Some((_, t0, c, n, t1)) = run {
+                    b.marks
+                        .track(row, crate::model::OnRule::Never)
+                        .mark_n(t0, t1, c, n, k);
+                }
+                run = Some((t >> k, t, class, 1, t));
+            }
+        }
+    }
+    if let (Some((_, t0, c, n, t1)), Some(row)) = (run, b.model.stream_row(s)) {
+        b.marks
+            .track(row, crate::model::OnRule::Never)
+            .mark_n(t0, t1, c, n, k);
     }
 }
 
@@ -614,7 +697,7 @@ impl LiveIndex {
         }
         let origin = b.origin.unwrap_or(0);
         let after = self.applied;
-        if b.marks.checkpoints.is_empty() || written >= self.last_cp + view.spacing {
+        if b.marks.checkpoints.is_empty() || written >= self.last_cp + view.spacing_at(written) {
             self.last_cp = written;
             push_checkpoint(&mut b.marks, after.map_or(0, |a| a + 1 - origin));
             b.points.push(ModelPoint {
@@ -635,6 +718,11 @@ impl LiveIndex {
             // A decoding error: the events before it are marked first.
             let mut failed = None;
             loop {
+                if self.buf.len() >= BATCH {
+                    mark_events(b, s, &self.buf, origin, after, &mut newest);
+                    self.buf.clear();
+                    b.marks.fit(view.budget);
+                }
                 let buf = &mut self.buf;
                 if let Err(e) = cur.skim_each(&mut last, top, |idx, cy| {
                     buf.push((conv.ns(cy).unwrap_or(i64::MAX), cy, base + idx as u32))
@@ -673,59 +761,7 @@ impl LiveIndex {
                 }
             }
             self.last_cy[s] = last;
-            // Marks: runs of events in one bucket at once.
-            let mut run: Option<(i64, i64, u32, u32, i64)> = None;
-            let k = b.marks.k;
-            for &(ns, cy, ckey) in &self.buf {
-                // Arrived after the index went past its time: on disk,
-                // in the final index, not here.
-                if after.is_some_and(|a| ns <= a) {
-                    continue;
-                }
-                let t = ns - origin;
-                b.end = b.end.max(t);
-                b.marks.events += 1;
-                if newest.is_none_or(|(n, _)| ns >= n) {
-                    newest = Some((ns, cy));
-                }
-                let Some(row) = b.model.stream_row(s) else {
-                    // The stream's first event makes its row.
-                    let r = Rec {
-                        ns,
-                        ckey,
-                        flags: R_KEPT,
-                        nm: u32::MAX,
-                        ..Rec::default()
-                    };
-                    b.model.apply(
-                        0,
-                        s,
-                        &r,
-                        &Names::default(),
-                        t,
-                        |_| true,
-                        &mut MarkSink { m: &mut b.marks },
-                    );
-                    continue;
-                };
-                let class = b.model.class_id(ckey);
-                match &mut run {
-                    Some(x) if x.0 == t >> k => (x.3, x.4) = (x.3 + 1, t),
-                    _ => {
-                        if let Some((_, t0, c, n, t1)) = run {
-                            b.marks
-                                .track(row, crate::model::OnRule::Never)
-                                .mark_n(t0, t1, c, n, k);
-                        }
-                        run = Some((t >> k, t, class, 1, t));
-                    }
-                }
-            }
-            if let (Some((_, t0, c, n, t1)), Some(row)) = (run, b.model.stream_row(s)) {
-                b.marks
-                    .track(row, crate::model::OnRule::Never)
-                    .mark_n(t0, t1, c, n, k);
-            }
+            mark_events(b, s, &self.buf, origin, after, &mut newest);
             b.marks.fit(view.budget);
             if let Some(e) = failed {
                 if let Some((ns, cy)) = newest {

@@ -509,9 +509,17 @@ pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Resul
         hosts,
     });
     listener.set_nonblocking(true)?;
+    // A live trace: the traced program and the receiving thread come
+    // before the page's queries.
+    let nice = if app.slot.live.is_some() { 10 } else { 0 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(slots + 2)
+        .on_thread_start(move || {
+            if nice > 0 {
+                crate::pass::lower_priority(nice);
+            }
+        })
         .enable_all()
         .build()?;
     rt.block_on(async move {
