@@ -39,8 +39,8 @@ function buildProgram() {
  */
 function startProgram(exe, args) {
   return new Promise((resolveP, reject) => {
-    const env = { ...ENV, REEF_LISTEN: '127.0.0.1:0', REEF_LISTEN_WAIT: '30000', REEF_DIR: join(WORK, `unused-${Date.now()}`) };
-    const child = spawn(exe, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...ENV, REEF_LISTEN: '127.0.0.1:0', REEF_LISTEN_WAIT: '30000', REEF_OUTPUT: join(WORK, `unused-${Date.now()}`) };
+    const child = spawn(exe, args, { env, cwd: WORK, stdio: ['ignore', 'pipe', 'pipe'] });
     const ticks = [];
     let out = '';
     let err = '';
