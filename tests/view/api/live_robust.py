@@ -29,15 +29,15 @@ def record(kind, stream, payload):
     return struct.pack("<IIQQ", MAGIC, kind, stream, len(payload)) + payload
 
 
-def capture_demo():
+def capture_demo(work):
     """What examples/build/demo sends a client (libreef's own framing),
     read here with a plain socket: (records as (kind, stream, payload))."""
     ensure_demo_trace()
     demo = os.path.join(REPO, "examples", "build", "demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REEF_")}
     env.update({"REEF_LISTEN": "127.0.0.1:0", "REEF_LISTEN_WAIT": "20000",
-                "REEF_OUTPUT": tempfile.mkdtemp(prefix="reef-live-robust-unused.")})
-    p = subprocess.Popen([demo], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                "REEF_OUTPUT": os.path.join(work, "unused")})
+    p = subprocess.Popen([demo], env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     line = b""
     while b"listening on" not in line or not line.endswith(b"\n"):
         c = p.stderr.read(1)
@@ -122,7 +122,7 @@ def main():
                   and "panicked" not in err else ["status %d, stderr %r" % (st, err[-600:])],
                   err.strip().splitlines()[-1] if err.strip() else "")
 
-        recs = capture_demo()
+        recs = capture_demo(work)
         packets = [i for i, r in enumerate(recs) if r[0] == 2]
         rep.check("the demo's capture has metadata and packets", [] if recs[0][0] == 1 and len(packets) >= 3
                   else ["records: %r" % [(k, s, len(p)) for k, s, p in recs][:10]])
