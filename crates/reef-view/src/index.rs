@@ -522,7 +522,8 @@ impl BaseBuilder {
         let origin = *b.origin.get_or_insert(ns);
         let t = ns - origin;
         if self.prev_t.is_none_or(|p| t > p) {
-            if b.marks.checkpoints.is_empty() || done >= self.last_cp_bytes + view.spacing_at(done) {
+            if b.marks.checkpoints.is_empty() || done >= self.last_cp_bytes + view.spacing_at(done)
+            {
                 self.last_cp_bytes = done;
                 push_checkpoint(&mut b.marks, t);
                 b.points.push(ModelPoint {
