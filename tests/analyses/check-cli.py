@@ -22,7 +22,21 @@ analyses = {
     "schedstats": ["--total", "--per-tid", "--per-prio"],
     "memtop": [],
     "iolatency": [],
+    "schedlog": [],
+    "irqlog": [],
 }
+# Logs whose rows end at the same time on different CPUs: lttng-analyses
+# reads the trace with babeltrace 1.5, whose order of events at one time
+# differs from babeltrace2's (reef's); such rows are compared as a set.
+LOGS = {"irqlog": lambda row: row[0]["end"]["value"]}
+
+
+def same_time_order(name, doc):
+    key = LOGS.get(name)
+    if key and isinstance(doc, dict):
+        for r in doc.get("results", []):
+            r["data"].sort(key=lambda row: (key(row), json.dumps(row, sort_keys=True)))
+    return doc
 
 
 def compare(path, got, want, diffs):
@@ -73,8 +87,10 @@ paths["synthetic"] = synthetic
 for trace in ("uneven-streams", "bug446190", "synthetic"):
     for name, opts in analyses.items():
         ref = os.path.join(here, "references", f"{trace}.{name}.json")
+        if not os.path.exists(ref):
+            continue  # (no log references of the synthetic trace: 10 MB)
         with open(ref) as f:
-            want = json.load(f)
+            want = same_time_order(name, json.load(f))
         for workers in ("1", "2"):
             cmd = [reef, name, "--lami", "-j", workers, *opts, paths[trace]]
             out = subprocess.run(cmd, capture_output=True, text=True)
@@ -82,7 +98,7 @@ for trace in ("uneven-streams", "bug446190", "synthetic"):
             if out.returncode != 0:
                 diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
             else:
-                compare("", json.loads(out.stdout), want, diffs)
+                compare("", same_time_order(name, json.loads(out.stdout)), want, diffs)
             checked += 1
             if diffs:
                 failed += 1

@@ -183,3 +183,127 @@ impl Analysis for Irqstats {
         vec![hard, soft]
     }
 }
+
+/// The interrupt log's table, as `lttng-irqlog`'s.
+pub static LOG_METADATA: Metadata = Metadata {
+    title: "System interrupt analysis",
+    description: "Interrupt log",
+    tags: &["interrupt", "log"],
+    tables: &[TableClass {
+        name: "log",
+        title: "Interrupt log",
+        columns: &[
+            col("Time range", "time-range"),
+            col("Raised timestamp", "timestamp"),
+            col("CPU", "cpu"),
+            col("Interrupt", "irq"),
+        ],
+    }],
+};
+
+/// One handler run of the interrupt log.
+#[derive(Debug, Clone, Copy)]
+pub struct IrqRun {
+    pub hard: bool,
+    /// IRQ line, or softirq vector.
+    pub nr: i64,
+    pub cpu: i64,
+    pub begin: i64,
+    pub end: i64,
+    /// A softirq's raise, when seen.
+    pub raise: Option<i64>,
+}
+
+/// The interrupt log, as `lttng-irqlog`: every hard IRQ and softirq
+/// handler [`Irqstats`] counts, in the order they ended: its time range,
+/// when it was raised (softirqs: unknown when the raise was not seen;
+/// hard IRQs: null), its CPU and the interrupt, named as in the
+/// statistics (a hard IRQ by every handler name seen for its line).
+#[derive(Debug, Default)]
+pub struct Irqlog {
+    stats: Irqstats,
+    pub log: Vec<IrqRun>,
+}
+
+impl Irqlog {
+    pub fn new() -> Irqlog {
+        Irqlog::default()
+    }
+}
+
+impl Listener for Irqlog {
+    fn irq_entry(&mut self, irq: i64, name: &str) {
+        self.stats.irq_entry(irq, name);
+    }
+
+    fn irq_exit(&mut self, irq: &HardIrq) {
+        if irq.begin == 0 || irq.end == 0 {
+            return;
+        }
+        self.stats.irq_exit(irq);
+        self.log.push(IrqRun {
+            hard: true,
+            nr: irq.irq,
+            cpu: irq.cpu,
+            begin: irq.begin,
+            end: irq.end,
+            raise: None,
+        });
+    }
+
+    fn softirq_exit(&mut self, irq: &SoftIrq) {
+        let Some(begin) = irq.begin.filter(|&b| b != 0 && irq.end != 0) else {
+            return;
+        };
+        self.stats.softirq_exit(irq);
+        self.log.push(IrqRun {
+            hard: false,
+            nr: irq.vec,
+            cpu: irq.cpu,
+            begin,
+            end: irq.end,
+            raise: irq.raise,
+        });
+    }
+}
+
+impl Analysis for Irqlog {
+    fn metadata() -> &'static Metadata {
+        &LOG_METADATA
+    }
+
+    fn begin(&mut self, ts: i64) {
+        self.stats.begin(ts);
+        self.log.clear();
+    }
+
+    fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
+        let mut t = Table::new(&LOG_METADATA.tables[0], begin, end);
+        for r in &self.log {
+            let (raised, name) = if r.hard {
+                let name = self
+                    .stats
+                    .hard
+                    .get(&r.nr)
+                    .map(|s| s.names.join(", "))
+                    .unwrap_or_else(|| "unknown".into());
+                (serde_json::Value::Null, name)
+            } else {
+                let name = usize::try_from(r.nr)
+                    .ok()
+                    .and_then(|v| SOFTIRQ_NAMES.get(v))
+                    .copied()
+                    .unwrap_or("unknown")
+                    .to_string();
+                (r.raise.map_or_else(lami::unknown, lami::timestamp), name)
+            };
+            t.rows.push(vec![
+                lami::time_range(r.begin, r.end),
+                raised,
+                lami::cpu(r.cpu),
+                lami::irq(r.hard, r.nr, Some(&name)),
+            ]);
+        }
+        vec![t]
+    }
+}

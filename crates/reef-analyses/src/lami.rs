@@ -221,14 +221,36 @@ pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Value {
     o
 }
 
-/// A cell as text: durations in microseconds, ratios in percent.
+/// ns from the Epoch as seconds: `1412670961.212721139`.
+fn seconds(ns: i64) -> String {
+    format!(
+        "{}{}.{:09}",
+        if ns < 0 { "-" } else { "" },
+        (ns / 1_000_000_000).unsigned_abs(),
+        (ns % 1_000_000_000).unsigned_abs()
+    )
+}
+
+/// A cell as text: durations in microseconds, ratios in percent, times in
+/// seconds from the Epoch, an empty cell as `-`.
 pub fn cell_text(c: &Value) -> String {
+    if c.is_null() {
+        return "-".into();
+    }
     let class = c["class"].as_str().unwrap_or("");
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     match class {
         "duration" => format!("{:.3}", num(&c["value"]) / 1000.0),
         "ratio" => format!("{:.2}", num(&c["value"]) * 100.0),
-        "number" | "timestamp" | "size" => match &c["value"] {
+        "timestamp" => match c["value"].as_i64() {
+            Some(ns) => seconds(ns),
+            None => "?".into(),
+        },
+        "time-range" => match (c["begin"]["value"].as_i64(), c["end"]["value"].as_i64()) {
+            (Some(b), Some(e)) => format!("[{}, {}]", seconds(b), seconds(e)),
+            _ => "?".into(),
+        },
+        "number" | "size" => match &c["value"] {
             Value::Null => "?".into(),
             v => v.to_string(),
         },

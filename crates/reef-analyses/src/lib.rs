@@ -36,6 +36,7 @@ pub mod irqstats;
 pub mod lami;
 pub mod memtop;
 pub mod run;
+pub mod schedlog;
 pub mod schedstats;
 pub mod state;
 pub mod stats;

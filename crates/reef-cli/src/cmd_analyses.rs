@@ -1,5 +1,5 @@
-//! `reef cputop`, `syscallstats`, `irqstats`, `schedstats`, `memtop`,
-//! `iolatency`: the
+//! `reef cputop`, `syscallstats`, `irqstats`, `irqlog`, `schedstats`,
+//! `schedlog`, `memtop`, `iolatency`: the
 //! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
 //!
 //! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
@@ -111,6 +111,14 @@ pub fn syscallstats(a: &SyscallstatsArgs) -> anyhow::Result<ExitCode> {
 
 pub fn irqstats(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
     run(&a.common, irqstats::Irqstats::new())
+}
+
+pub fn irqlog(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, irqstats::Irqlog::new())
+}
+
+pub fn schedlog(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, reef_analyses::schedlog::Schedlog::new())
 }
 
 pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {

@@ -76,6 +76,16 @@ enum Command {
         mut_arg("end", cmd_analyses::lami_time)
     )]
     Irqstats(cmd_analyses::IrqstatsArgs),
+    /// Every hard IRQ and softirq handler run (time range, raise, CPU), as
+    /// lttng-irqlog; --lami for Trace Compass.
+    ///
+    /// Example: reef irqlog --begin 18:18:56 --end 18:18:57 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Irqlog(cmd_analyses::IrqstatsArgs),
     /// Scheduling latencies (wakeup to switch-in) in total, per thread and
     /// per priority, as lttng-schedstats; --lami for Trace Compass.
     ///
@@ -86,6 +96,16 @@ enum Command {
         mut_arg("end", cmd_analyses::lami_time)
     )]
     Schedstats(cmd_analyses::SchedstatsArgs),
+    /// Every scheduling latency (wakeup, switch-in, priority, CPU, woken
+    /// and waking threads), as lttng-schedlog; --lami for Trace Compass.
+    ///
+    /// Example: reef schedlog --lami ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Schedlog(cmd_analyses::IrqstatsArgs),
     /// Pages allocated and freed per thread, as lttng-memtop; --lami for
     /// Trace Compass.
     ///
@@ -146,6 +166,8 @@ fn main() -> ExitCode {
         Command::Cputop(a) => cmd_analyses::cputop(a),
         Command::Syscallstats(a) => cmd_analyses::syscallstats(a),
         Command::Irqstats(a) => cmd_analyses::irqstats(a),
+        Command::Irqlog(a) => cmd_analyses::irqlog(a),
+        Command::Schedlog(a) => cmd_analyses::schedlog(a),
         Command::Schedstats(a) => cmd_analyses::schedstats(a),
         Command::Memtop(a) => cmd_analyses::memtop(a),
         Command::Iolatency(a) => cmd_analyses::iolatency(a),
