@@ -270,6 +270,32 @@ async function latency(page) {
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
     return `${count} softirqs`;
   });
+  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+  await settle(page, 60000);
+  await page.selectOption('#an-name', 'sched-latency');
+  await settle(page, 60000);
+  await check("bug446190: the scheduling latency view's points are lttng-schedlog's rows (wakeup, switch-in), its numbers theirs", async () => {
+    // lttng-schedlog: [wakeup, switch, latency, prio, cpu, wakee, waker]
+    // (times past 2^53 kept as text)
+    const rows = JSON.parse(readFileSync(join(REFS, 'bug446190.schedlog.json'), 'utf8').replace(/(?<![\d.])(\d{16,})(?![\d.])/g, '"$1"')).results[0].data;
+    const want = rows.map((r) => [Number(BigInt(r[0].value) - origin), Number(BigInt(r[1].value) - origin)]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const pts = await page.evaluate(() => window.reefView.latencyPoints());
+    const got = pts.map((p) => [p.begin, p.end]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    assertEq(JSON.stringify(got), JSON.stringify(want), 'points');
+    const text = await page.textContent('#an-lat-stats');
+    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+    assert(m, `stats: ${text}`);
+    const lat = rows.map((r) => Number(r[2].value));
+    assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([rows.length, Math.min(...lat), Math.max(...lat)]), 'count, min, max');
+    // The highest point is the longest latency; a click selects it.
+    const high = pts.reduce((a, b) => (b.y < a.y ? b : a));
+    assertEq(high.end - high.begin, Math.max(...lat), 'highest point');
+    await page.mouse.click(high.x, high.y);
+    await settle(page, 60000);
+    assertEq(JSON.stringify(await page.evaluate(() => window.reefView.range())), JSON.stringify({ from: high.begin, to: high.end + 1 }), 'selection');
+    return `${rows.length} latencies`;
+  });
+  await shot(page, 'analyses-sched-latency');
 }
 
 /**

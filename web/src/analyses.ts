@@ -6,6 +6,7 @@
 import {
   getActivities,
   getAnalysis,
+  getLatency,
   getWindow,
   B_CHANGES,
   B_J,
@@ -33,6 +34,8 @@ interface Analysis {
   groups: boolean;
   /** A latency view: these periods (`reef periods`' definitions) as a scatter plot and a histogram. */
   periods?: string[];
+  /** A latency view: the rows of this kernel analysis' log (`reef schedlog`). */
+  log?: string;
   /** CPU usage over time, from the index's CPU rows. */
   usage?: boolean;
 }
@@ -77,6 +80,7 @@ export const ANALYSES: Analysis[] = [
   { name: 'iolatency', label: 'I/O latency (iolatency)', limit: false, groups: false },
   { name: 'memtop', label: 'Memory pages (memtop)', limit: true, groups: false },
   { name: 'cpu-usage', label: 'CPU usage over time', limit: false, groups: false, usage: true },
+  { name: 'sched-latency', label: 'Scheduling latencies (scatter)', limit: false, groups: false, log: 'schedlog' },
   {
     name: 'irq-latency',
     label: 'IRQ handler durations (scatter)',
@@ -321,7 +325,7 @@ export class AnalysesPanel {
     }
     // A latency plot stays on its range: a click on a point selects that
     // point's period, which must not replace the plot.
-    if (this.last.ms >= AUTO_MS || this.state.info?.state === 'building' || this.analysis().periods) {
+    if (this.last.ms >= AUTO_MS || this.state.info?.state === 'building' || this.analysis().periods || this.analysis().log) {
       this.run.classList.add('stale');
       this.run.textContent = 'Compute for this range';
       return;
@@ -345,11 +349,15 @@ export class AnalysesPanel {
   private async fetch(): Promise<void> {
     const q = this.request();
     const latency = this.analysis().periods;
+    const log = this.analysis().log;
     const run = this.starting(q);
     let shown: HTMLElement[];
     if (latency) {
       const a = await getActivities({ kind: 'periods', periods: latency }, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
-      shown = this.renderLatency(a, q.from, q.to, latency);
+      shown = this.renderLatency(a, q.from, q.to, `reef periods --period '${latency.join("' --period '")}'`, latency.join('\n'));
+    } else if (log) {
+      const a = await getLatency(log, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
+      shown = this.renderLatency(a, q.from, q.to, `reef ${log}`, `the rows of reef ${log} (lttng-analyses' ${log}) over the whole trace that overlap the range`);
     } else if (this.analysis().usage) {
       shown = await this.usageChart(q);
     } else {
@@ -372,7 +380,7 @@ export class AnalysesPanel {
     return { what, t0: performance.now() };
   }
 
-  private renderLatency(a: ActivitiesAnswer, from: number, to: number, periods: string[]): HTMLElement[] {
+  private renderLatency(a: ActivitiesAnswer, from: number, to: number, defText: string, defTitle: string): HTMLElement[] {
     const tod = (t: number): string => formatTimeOfDay(this.state.originTod + t);
     const s = a.range;
     const head = el('div', { class: 'an-lat-stats', id: 'an-lat-stats' });
@@ -380,7 +388,7 @@ export class AnalysesPanel {
       ? `${formatCount(s.count)} in range · min ${formatDuration(s.min_ns)} · avg ${formatDuration(s.avg_ns)} · max ${formatDuration(s.max_ns)} · stdev ${s.stdev_ns === null ? '—' : formatDuration(s.stdev_ns)}${a.more ? ` (the ${formatCount(SCATTER_LIMIT)} longest plotted)` : ''}`
       : 'none in range';
     if (a.truncated) head.append(el('div', { class: 'an-error' }, truncation(a, this.state.originTod)));
-    const def = el('div', { class: 'status', id: 'an-lat-def', title: periods.join('\n') }, `reef periods --period '${periods.join("' --period '")}'`);
+    const def = el('div', { class: 'status', id: 'an-lat-def', title: defTitle }, defText);
     const W = 900;
     const H = 220;
     const [canvas, ctx] = hiDpiCanvas('an-scatter', 'an-scatter', W, H);

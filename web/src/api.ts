@@ -394,6 +394,17 @@ export interface ActivitiesAnswer {
 }
 
 /** /api/activities or /api/periods. */
+/** `/api/latency`: the rows of a kernel analysis' log (`schedlog`, `irqlog`) as intervals. */
+export function getLatency(
+  log: string,
+  from: number,
+  to: number,
+  opts: { limit?: number; sort?: 'begin' | 'duration'; bins?: number },
+  signal?: AbortSignal,
+): Promise<ActivitiesAnswer> {
+  return get<ActivitiesAnswer>('latency', { log, from, to, ...opts }, signal);
+}
+
 export function getActivities(
   def: ActivityDefinition,
   from: number,

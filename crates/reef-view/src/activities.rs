@@ -35,7 +35,14 @@ pub enum Spec {
     },
     /// `reef periods --period P...`.
     Periods(Vec<String>),
+    /// The log of a kernel analysis: `reef schedlog` (wakeup to
+    /// switch-in, named by the woken thread) or `reef irqlog` (handler
+    /// runs, named by the interrupt, in group `hard` or `soft`).
+    Log(String),
 }
+
+/// The kernel analyses' logs [`Spec::Log`] names.
+pub const LOGS: [&str; 2] = ["schedlog", "irqlog"];
 
 /// One interval: page times (ns from the first event), the rows of its
 /// begin and end events (`u32::MAX`: none), its name (periods) and group.
@@ -223,6 +230,9 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         k.add(iv);
         Ok(())
     };
+    if let Spec::Log(name) = &spec {
+        return compute_log(view, origin, name, spec.clone());
+    }
     let (report, stopped, unmatched_ends, unkeyed) = match &spec {
         Spec::Activities { begin, end, key } => {
             let def = ActivitySpec {
@@ -247,6 +257,7 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
                 o.engine.unkeyed,
             )
         }
+        Spec::Log(_) => unreachable!("computed above"),
         Spec::Periods(periods) => {
             let def = PeriodSpec {
                 periods: periods.clone(),
@@ -299,6 +310,89 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         truncated,
         kept_until,
         error: stopped.map(|e| e.to_string()),
+    })
+}
+
+/// A kernel analysis' log ([`Spec::Log`]) over the whole trace, as `reef
+/// NAME --lami` gives it (lttng-analyses' time range and stream
+/// intersection), its rows as intervals.
+fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, ApiError> {
+    use reef_analyses::{analyse, irqstats::Irqlog, schedlog::Schedlog};
+    let read = view.opts.clone();
+    let (tables, err) = match name {
+        "schedlog" => analyse(&read, Schedlog::new(), true),
+        "irqlog" => analyse(&read, Irqlog::new(), true),
+        _ => {
+            return Err(ApiError::bad(format!(
+                "no log {name:?}: one of {}",
+                LOGS.join(", ")
+            )))
+        }
+    }
+    .map_err(|e| ApiError::bad(e.to_string()))?;
+    let mut names = Names::default();
+    let mut groups = Names::default();
+    let mut ivs = Vec::new();
+    let mut acc = Acc::new();
+    let mut longest = 0;
+    let mut truncated = false;
+    let ns = |v: &Value| v.as_i64().unwrap_or(0);
+    for row in tables.iter().flat_map(|t| &t.rows) {
+        let (begin, end, n, g) = match name {
+            "schedlog" => (
+                ns(&row[0]["value"]),
+                ns(&row[1]["value"]),
+                reef_analyses::lami::cell_text(&row[5]),
+                String::new(),
+            ),
+            _ => (
+                ns(&row[0]["begin"]["value"]),
+                ns(&row[0]["end"]["value"]),
+                reef_analyses::lami::cell_text(&row[3]),
+                if row[3]["hard"].as_bool() == Some(true) {
+                    "hard"
+                } else {
+                    "soft"
+                }
+                .to_string(),
+            ),
+        };
+        acc.add(end - begin);
+        if ivs.len() >= MAX_KEPT {
+            truncated = true;
+            continue;
+        }
+        longest = longest.max(end - begin);
+        ivs.push(Iv {
+            begin: begin - origin,
+            end: end - origin,
+            rows: [u32::MAX; 2],
+            name: names.id(&n),
+            group: groups.id(&g),
+        });
+    }
+    let kept_until = if truncated {
+        ivs.iter().map(|i| i.end).max()
+    } else {
+        None
+    };
+    ivs.sort_by_key(|i| (i.begin, i.end));
+    Ok(Set {
+        spec,
+        ivs,
+        groups: groups.list,
+        names: names.list,
+        longest,
+        totals: acc
+            .summary()
+            .map(|s| vec![(name.to_string(), s)])
+            .unwrap_or_default(),
+        unfinished: 0,
+        unmatched_ends: 0,
+        unkeyed: 0,
+        truncated,
+        kept_until,
+        error: err.map(|e| e.to_string()),
     })
 }
 

@@ -281,6 +281,26 @@ fn router(app: Arc<App>) -> Router {
         )
         .route("/api/live", get(live_socket))
         .route(
+            "/api/latency",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                run(a, q, |v, p| {
+                    let log = p.0.get("log").cloned().ok_or_else(|| {
+                        ApiError::bad(format!(
+                            "`log` is missing: one of {}",
+                            activities::LOGS.join(", ")
+                        ))
+                    })?;
+                    if !activities::LOGS.contains(&log.as_str()) {
+                        return Err(ApiError::bad(format!(
+                            "no log {log:?}: one of {}",
+                            activities::LOGS.join(", ")
+                        )));
+                    }
+                    intervals(v, &p, activities::Spec::Log(log))
+                })
+            }),
+        )
+        .route(
             "/api/rows",
             get(|State(a): State<Arc<App>>, q: Q| run(a, q, |v, _| Ok(query::rows(v)))),
         )
