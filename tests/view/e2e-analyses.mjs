@@ -296,6 +296,26 @@ async function latency(page) {
     return `${rows.length} latencies`;
   });
   await shot(page, 'analyses-sched-latency');
+  await page.evaluate(() => document.querySelector('#clear-selection').click());
+  await page.evaluate(() => window.reefView.setView(0, window.reefView.info().end + 1));
+  await settle(page, 60000);
+  await page.selectOption('#an-name', 'io-latency');
+  await settle(page, 60000);
+  await check("bug446190: the I/O latency view's points are the calls lttng-iolog lists (time ranges), its numbers theirs", async () => {
+    // lttng-iolog: [time range, out of range?, duration, syscall, size, process, path, fd]
+    const rows = JSON.parse(readFileSync(join(REFS, 'bug446190.iolog.json'), 'utf8').replace(/(?<![\d.])(\d{16,})(?![\d.])/g, '"$1"')).results[0].data;
+    const want = rows.map((r) => [Number(BigInt(r[0].begin.value) - origin), Number(BigInt(r[0].end.value) - origin)]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const pts = await page.evaluate(() => window.reefView.latencyPoints());
+    const got = pts.map((p) => [p.begin, p.end]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    assertEq(JSON.stringify(got), JSON.stringify(want), 'points');
+    const text = await page.textContent('#an-lat-stats');
+    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+    assert(m, `stats: ${text}`);
+    const d = rows.map((r) => Number(r[2].value));
+    assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([rows.length, Math.min(...d), Math.max(...d)]), 'count, min, max');
+    return `${rows.length} calls`;
+  });
+  await shot(page, 'analyses-io-latency');
 }
 
 /**

@@ -46,6 +46,22 @@ struct FdTable {
     fds: HashMap<i64, bool>,
 }
 
+/// The requests [`Iolatency::with_log`] lists (reef's own table, not one
+/// of lttng-iolatencystats': the calls lttng-iolog lists, without its
+/// sizes, paths and descriptors).
+pub static REQUESTS: TableClass = TableClass {
+    name: "io-requests",
+    title: "I/O requests",
+    columns: &[
+        col("Call time range", "time-range"),
+        col("System call", "syscall"),
+        col("Process", "process"),
+    ],
+};
+
+/// One request of the log: begin, end, system call, thread (tid, name).
+type Request = (i64, i64, String, i64, String);
+
 #[derive(Debug, Default)]
 pub struct Iolatency {
     tids: HashMap<i64, FdTable>,
@@ -53,11 +69,26 @@ pub struct Iolatency {
     read: Durations,
     write: Durations,
     sync: Durations,
+    /// With [`Iolatency::with_log`]: every request counted, and the
+    /// successful or failed closes (what lttng-iolog lists), in the order
+    /// they ended.
+    log: Option<Vec<Request>>,
+    /// The name of the system call that just ended (its request follows).
+    ended: String,
 }
 
 impl Iolatency {
     pub fn new() -> Iolatency {
         Iolatency::default()
+    }
+
+    /// Also lists the requests, in a [`REQUESTS`] table after the
+    /// statistics.
+    pub fn with_log() -> Iolatency {
+        Iolatency {
+            log: Some(Vec::new()),
+            ..Iolatency::default()
+        }
     }
 
     fn is_open(&self, tid: i64, fd: Option<i64>) -> bool {
@@ -102,7 +133,13 @@ impl Listener for Iolatency {
         }
     }
 
-    fn io_rq_exit(&mut self, _proc: &Proc, parent: &Proc, rq: &IoRq) {
+    fn syscall_exit(&mut self, _proc: &Proc, call: &crate::state::Syscall, _cpu: i64) {
+        if self.log.is_some() {
+            self.ended.clone_from(&call.name);
+        }
+    }
+
+    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
         if rq.errno.is_none() {
             let known = match rq.op {
                 IoOp::Read | IoOp::Write => self.is_open(parent.tid, rq.fd),
@@ -111,6 +148,15 @@ impl Listener for Iolatency {
             if !known {
                 return;
             }
+        }
+        if let Some(log) = &mut self.log {
+            log.push((
+                rq.begin,
+                rq.end,
+                self.ended.clone(),
+                proc.tid,
+                proc.comm.clone(),
+            ));
         }
         let d = rq.end - rq.begin;
         match rq.op {
@@ -129,7 +175,11 @@ impl Analysis for Iolatency {
     }
 
     fn begin(&mut self, _ts: i64) {
+        let log = self.log.is_some();
         *self = Iolatency::default();
+        if log {
+            self.log = Some(Vec::new());
+        }
     }
 
     fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
@@ -160,6 +210,18 @@ impl Analysis for Iolatency {
                 ]
             });
         }
-        vec![t]
+        let mut out = vec![t];
+        if let Some(log) = &self.log {
+            let mut r = Table::new(&REQUESTS, begin, end);
+            for (b, e, name, tid, comm) in log {
+                r.rows.push(vec![
+                    lami::time_range(*b, *e),
+                    lami::syscall(name),
+                    lami::process(Some(comm), None, Some(*tid)),
+                ]);
+            }
+            out.push(r);
+        }
+        out
     }
 }

@@ -36,13 +36,15 @@ pub enum Spec {
     /// `reef periods --period P...`.
     Periods(Vec<String>),
     /// The log of a kernel analysis: `reef schedlog` (wakeup to
-    /// switch-in, named by the woken thread) or `reef irqlog` (handler
-    /// runs, named by the interrupt, in group `hard` or `soft`).
+    /// switch-in, named by the woken thread), `reef irqlog` (handler
+    /// runs, named by the interrupt, in group `hard` or `soft`) or `iolog`
+    /// (the I/O system calls lttng-iolog lists, from `reef iolatency`'s
+    /// model: named by the system call, grouped by thread).
     Log(String),
 }
 
 /// The kernel analyses' logs [`Spec::Log`] names.
-pub const LOGS: [&str; 2] = ["schedlog", "irqlog"];
+pub const LOGS: [&str; 3] = ["schedlog", "irqlog", "iolog"];
 
 /// One interval: page times (ns from the first event), the rows of its
 /// begin and end events (`u32::MAX`: none), its name (periods) and group.
@@ -317,11 +319,15 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
 /// NAME --lami` gives it (lttng-analyses' time range and stream
 /// intersection), its rows as intervals.
 fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, ApiError> {
-    use reef_analyses::{analyse, irqstats::Irqlog, schedlog::Schedlog};
+    use reef_analyses::{analyse, iolatency::Iolatency, irqstats::Irqlog, schedlog::Schedlog};
     let read = view.opts.clone();
     let (tables, err) = match name {
         "schedlog" => analyse(&read, Schedlog::new(), true),
         "irqlog" => analyse(&read, Irqlog::new(), true),
+        "iolog" => analyse(&read, Iolatency::with_log(), true).map(|(mut t, e)| {
+            t.retain(|t| t.class.name == reef_analyses::iolatency::REQUESTS.name);
+            (t, e)
+        }),
         _ => {
             return Err(ApiError::bad(format!(
                 "no log {name:?}: one of {}",
@@ -344,6 +350,12 @@ fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, 
                 ns(&row[1]["value"]),
                 reef_analyses::lami::cell_text(&row[5]),
                 String::new(),
+            ),
+            "iolog" => (
+                ns(&row[0]["begin"]["value"]),
+                ns(&row[0]["end"]["value"]),
+                reef_analyses::lami::cell_text(&row[1]),
+                reef_analyses::lami::cell_text(&row[2]),
             ),
             _ => (
                 ns(&row[0]["begin"]["value"]),
