@@ -27,6 +27,8 @@ struct Assets;
 
 struct App {
     slot: Arc<Slot>,
+    /// WebSockets open at once (`/api/live`).
+    sockets: Arc<Semaphore>,
     /// Queries running at once.
     slots: Semaphore,
     /// Host names the page may be reached by (DNS rebinding guard), when
@@ -89,6 +91,9 @@ fn info(slot: &Slot, v: &View) -> serde_json::Value {
     i
 }
 
+/// WebSockets `/api/live` keeps open at once; more are refused (503).
+const MAX_SOCKETS: usize = 32;
+
 /// `/api/live`: a WebSocket on which the server pushes `/api/info`'s
 /// answer whenever it changes (checked every 50 ms), for as long as the
 /// page keeps it open.
@@ -96,7 +101,18 @@ async fn live_socket(
     State(app): State<Arc<App>>,
     ws: axum::extract::ws::WebSocketUpgrade,
 ) -> Response {
+    let Ok(permit) = app.sockets.clone().try_acquire_owned() else {
+        return ApiError {
+            status: 503,
+            message: format!("at most {MAX_SOCKETS} pages follow the trace at once"),
+            position: None,
+            expr: None,
+            text: None,
+        }
+        .into_response();
+    };
     ws.on_upgrade(move |mut sock| async move {
+        let _permit = permit;
         use axum::extract::ws::Message;
         let mut last = String::new();
         loop {
@@ -525,6 +541,7 @@ pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Resul
         .clamp(2, 8);
     let app = Arc::new(App {
         slot,
+        sockets: Arc::new(Semaphore::new(MAX_SOCKETS)),
         slots: Semaphore::new(slots),
         hosts,
     });

@@ -437,6 +437,58 @@ def part_c(rep, reef, label, damage, framing=False):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def part_ws(rep, srv, rnd):
+    """WebSockets (/api/live): the first answer is /api/info's; more than the
+    server keeps open are refused with a 503; garbage frames close one."""
+    import base64
+    import socket
+
+    def upgrade():
+        s = socket.create_connection((srv.host, srv.port), timeout=10)
+        key = base64.b64encode(bytes(rnd.randrange(256) for _ in range(16))).decode()
+        s.sendall(("GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                   "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                   % (srv.port, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            c = s.recv(4096)
+            if not c:
+                break
+            head += c
+        return s, head
+
+    socks, codes, probs = [], [], []
+    for _ in range(40):
+        s, head = upgrade()
+        socks.append(s)
+        codes.append(head.split(b" ")[1].decode() if head.startswith(b"HTTP/1.1 ") else "?")
+    opened = codes.count("101")
+    if opened != 32 or codes.count("503") != 8:
+        probs.append("40 WebSockets: %d opened, answers %r" % (opened, sorted(set(codes))))
+    # The first message of an open one: /api/info (a text frame of JSON).
+    s = socks[0]
+    data = b""
+    deadline = time.time() + 5
+    while len(data) < 2 and time.time() < deadline:
+        data += s.recv(65536)
+    if not data or data[0] & 0x0F != 1:
+        probs.append("no text frame first: %r" % data[:20])
+    # Garbage on another: the server closes it and goes on.
+    socks[1].sendall(bytes(rnd.randrange(256) for _ in range(512)))
+    for s in socks:
+        s.close()
+    time.sleep(0.3)
+    r = srv.api("info")
+    if r.status != 200:
+        probs.append("info after the sockets: %d" % r.status)
+    s, head = upgrade()
+    if not head.startswith(b"HTTP/1.1 101"):
+        probs.append("a socket after the others closed: %r" % head[:40])
+    s.close()
+    rep.check("WebSockets: 32 at once, the rest refused (503), garbage closes one, the server goes on", probs,
+              "%d opened" % opened)
+
+
 def main():
     reef = reef_binary()
     rep = Report("robust: ")
@@ -449,6 +501,7 @@ def main():
         part_b(rep, srv, tr, rnd)
         part_fuzz(rep, srv, rnd)
         part_host(rep, srv)
+        part_ws(rep, srv, rnd)
         r = srv.api("info")
         rep.check("server still answers after everything", [] if r.status == 200 else ["%d" % r.status])
     except Exception as ex:
