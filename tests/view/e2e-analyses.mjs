@@ -316,6 +316,21 @@ async function latency(page) {
     return `${rows.length} calls`;
   });
   await shot(page, 'analyses-io-latency');
+  await page.selectOption('#an-name', 'syscall-latency');
+  await settle(page, 60000);
+  await check("bug446190: the system call view counts what lttng-syscallstats' per-thread tables do (count, min, max over all)", async () => {
+    // lttng-syscallstats: per thread, per call [syscall, count, min, avg, max, stdev, returns]
+    const rows = ref('bug446190.syscallstats.json').results.filter((t) => typeof t.class !== 'string' || t.class === 'per-tid').flatMap((t) => t.data);
+    const count = rows.reduce((a, r) => a + r[1].value, 0);
+    const min = Math.min(...rows.map((r) => r[2].value));
+    const max = Math.max(...rows.map((r) => r[4].value));
+    const text = await page.textContent('#an-lat-stats');
+    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+    assert(m, `stats: ${text}`);
+    assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
+    assertEq((await page.evaluate(() => window.reefView.latencyPoints())).length, count, 'points plotted');
+    return `${count} calls`;
+  });
 }
 
 /**

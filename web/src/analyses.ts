@@ -81,6 +81,7 @@ export const ANALYSES: Analysis[] = [
   { name: 'memtop', label: 'Memory pages (memtop)', limit: true, groups: false },
   { name: 'cpu-usage', label: 'CPU usage over time', limit: false, groups: false, usage: true },
   { name: 'sched-latency', label: 'Scheduling latencies (scatter)', limit: false, groups: false, log: 'schedlog' },
+  { name: 'syscall-latency', label: 'System call durations (scatter)', limit: false, groups: false, log: 'syscalls' },
   { name: 'io-latency', label: 'I/O system call latencies (scatter)', limit: false, groups: false, log: 'iolog' },
   {
     name: 'irq-latency',
@@ -358,8 +359,13 @@ export class AnalysesPanel {
       shown = this.renderLatency(a, q.from, q.to, `reef periods --period '${latency.join("' --period '")}'`, latency.join('\n'));
     } else if (log) {
       const a = await getLatency(log, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
-      const what = log === 'iolog' ? "the I/O system calls lttng-iolog lists (reef iolatency's model)" : `the rows of reef ${log} (lttng-analyses' ${log})`;
-      shown = this.renderLatency(a, q.from, q.to, log === 'iolog' ? 'reef iolatency (its requests)' : `reef ${log}`, `${what} over the whole trace that overlap the range`);
+      const [cmd, what] =
+        log === 'iolog'
+          ? ['reef iolatency (its requests)', "the I/O system calls lttng-iolog lists (reef iolatency's model)"]
+          : log === 'syscalls'
+            ? ['reef syscallstats (its calls)', 'every system call reef syscallstats counts']
+            : [`reef ${log}`, `the rows of reef ${log} (lttng-analyses' ${log})`];
+      shown = this.renderLatency(a, q.from, q.to, cmd, `${what} over the whole trace that overlap the range`);
     } else if (this.analysis().usage) {
       shown = await this.usageChart(q);
     } else {

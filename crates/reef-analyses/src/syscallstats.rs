@@ -67,11 +67,34 @@ struct ThreadStats {
 #[derive(Debug, Default)]
 pub struct Syscallstats {
     tids: IndexMap<i64, ThreadStats>,
+    /// With [`Syscallstats::with_log`]: every call counted, in the order
+    /// they ended (begin, end, name, tid, thread name).
+    log: Option<Vec<(i64, i64, String, i64, String)>>,
 }
+
+/// The calls [`Syscallstats::with_log`] lists (reef's own table:
+/// lttng-analyses has no system call log).
+pub static CALLS: TableClass = TableClass {
+    name: "syscall-log",
+    title: "System calls",
+    columns: &[
+        col("Call time range", "time-range"),
+        col("System call", "syscall"),
+        col("Process", "process"),
+    ],
+};
 
 impl Syscallstats {
     pub fn new() -> Syscallstats {
         Syscallstats::default()
+    }
+
+    /// Also lists every call counted, in a [`CALLS`] table last.
+    pub fn with_log() -> Syscallstats {
+        Syscallstats {
+            log: Some(Vec::new()),
+            ..Syscallstats::default()
+        }
     }
 }
 
@@ -104,6 +127,15 @@ impl Listener for Syscallstats {
             *c.rets.entry(ret_key(ret)).or_insert(1) += 1;
         }
         t.total += 1;
+        if let Some(log) = &mut self.log {
+            log.push((
+                call.begin,
+                call.end,
+                call.name.clone(),
+                proc.tid,
+                proc.comm.clone(),
+            ));
+        }
     }
 }
 
@@ -114,6 +146,9 @@ impl Analysis for Syscallstats {
 
     fn begin(&mut self, _ts: i64) {
         self.tids.clear();
+        if let Some(l) = &mut self.log {
+            l.clear();
+        }
     }
 
     fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
@@ -155,6 +190,17 @@ impl Analysis for Syscallstats {
             ]);
         }
         out.push(total);
+        if let Some(log) = &self.log {
+            let mut t = Table::new(&CALLS, begin, end);
+            for (b, e, name, tid, comm) in log {
+                t.rows.push(vec![
+                    lami::time_range(*b, *e),
+                    lami::syscall(name),
+                    lami::process(Some(comm), None, Some(*tid)),
+                ]);
+            }
+            out.push(t);
+        }
         out
     }
 }

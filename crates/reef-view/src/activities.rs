@@ -39,12 +39,13 @@ pub enum Spec {
     /// switch-in, named by the woken thread), `reef irqlog` (handler
     /// runs, named by the interrupt, in group `hard` or `soft`) or `iolog`
     /// (the I/O system calls lttng-iolog lists, from `reef iolatency`'s
-    /// model: named by the system call, grouped by thread).
+    /// model: named by the system call, grouped by thread) or `syscalls`
+    /// (every call `reef syscallstats` counts, likewise).
     Log(String),
 }
 
 /// The kernel analyses' logs [`Spec::Log`] names.
-pub const LOGS: [&str; 3] = ["schedlog", "irqlog", "iolog"];
+pub const LOGS: [&str; 4] = ["schedlog", "irqlog", "iolog", "syscalls"];
 
 /// One interval: page times (ns from the first event), the rows of its
 /// begin and end events (`u32::MAX`: none), its name (periods) and group.
@@ -319,13 +320,20 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
 /// NAME --lami` gives it (lttng-analyses' time range and stream
 /// intersection), its rows as intervals.
 fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, ApiError> {
-    use reef_analyses::{analyse, iolatency::Iolatency, irqstats::Irqlog, schedlog::Schedlog};
+    use reef_analyses::{
+        analyse, iolatency::Iolatency, irqstats::Irqlog, schedlog::Schedlog,
+        syscallstats::Syscallstats,
+    };
     let read = view.opts.clone();
     let (tables, err) = match name {
         "schedlog" => analyse(&read, Schedlog::new(), true),
         "irqlog" => analyse(&read, Irqlog::new(), true),
         "iolog" => analyse(&read, Iolatency::with_log(), true).map(|(mut t, e)| {
             t.retain(|t| t.class.name == reef_analyses::iolatency::REQUESTS.name);
+            (t, e)
+        }),
+        "syscalls" => analyse(&read, Syscallstats::with_log(), true).map(|(mut t, e)| {
+            t.retain(|t| t.class.name == reef_analyses::syscallstats::CALLS.name);
             (t, e)
         }),
         _ => {
@@ -351,7 +359,7 @@ fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, 
                 reef_analyses::lami::cell_text(&row[5]),
                 String::new(),
             ),
-            "iolog" => (
+            "iolog" | "syscalls" => (
                 ns(&row[0]["begin"]["value"]),
                 ns(&row[0]["end"]["value"]),
                 reef_analyses::lami::cell_text(&row[1]),
