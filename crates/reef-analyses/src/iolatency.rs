@@ -59,9 +59,6 @@ pub static REQUESTS: TableClass = TableClass {
     ],
 };
 
-/// One request of the log: begin, end, system call, thread (tid, name).
-type Request = (i64, i64, String, i64, String);
-
 #[derive(Debug, Default)]
 pub struct Iolatency {
     tids: HashMap<i64, FdTable>,
@@ -72,7 +69,7 @@ pub struct Iolatency {
     /// With [`Iolatency::with_log`]: every request counted, and the
     /// successful or failed closes (what lttng-iolog lists), in the order
     /// they ended.
-    log: Option<Vec<Request>>,
+    log: Option<Vec<crate::stats::LoggedCall>>,
     /// The name of the system call that just ended (its request follows).
     ended: String,
 }
@@ -213,13 +210,7 @@ impl Analysis for Iolatency {
         let mut out = vec![t];
         if let Some(log) = &self.log {
             let mut r = Table::new(&REQUESTS, begin, end);
-            for (b, e, name, tid, comm) in log {
-                r.rows.push(vec![
-                    lami::time_range(*b, *e),
-                    lami::syscall(name),
-                    lami::process(Some(comm), None, Some(*tid)),
-                ]);
-            }
+            crate::stats::call_rows(&mut r, log);
             out.push(r);
         }
         out

@@ -69,7 +69,7 @@ pub struct Syscallstats {
     tids: IndexMap<i64, ThreadStats>,
     /// With [`Syscallstats::with_log`]: every call counted, in the order
     /// they ended (begin, end, name, tid, thread name).
-    log: Option<Vec<(i64, i64, String, i64, String)>>,
+    log: Option<Vec<crate::stats::LoggedCall>>,
 }
 
 /// The calls [`Syscallstats::with_log`] lists (reef's own table:
@@ -192,13 +192,7 @@ impl Analysis for Syscallstats {
         out.push(total);
         if let Some(log) = &self.log {
             let mut t = Table::new(&CALLS, begin, end);
-            for (b, e, name, tid, comm) in log {
-                t.rows.push(vec![
-                    lami::time_range(*b, *e),
-                    lami::syscall(name),
-                    lami::process(Some(comm), None, Some(*tid)),
-                ]);
-            }
+            crate::stats::call_rows(&mut t, log);
             out.push(t);
         }
         out
