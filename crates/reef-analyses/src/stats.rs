@@ -254,6 +254,21 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
+/// A system call of a log: begin, end, name, thread id and name.
+pub type LoggedCall = (i64, i64, String, i64, String);
+
+/// A log of calls as table rows: time range, system call, thread.
+pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
+    use crate::lami;
+    for (b, e, name, tid, comm) in log {
+        t.rows.push(vec![
+            lami::time_range(*b, *e),
+            lami::syscall(name),
+            lami::process(Some(comm), None, Some(*tid)),
+        ]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,20 +303,5 @@ mod tests {
         assert_eq!(errno_name(-1), None);
         assert_eq!(py_repr("success"), "'success'");
         assert_eq!(py_repr("-512"), "'-512'");
-    }
-}
-
-/// A system call of a log: begin, end, name, thread id and name.
-pub type LoggedCall = (i64, i64, String, i64, String);
-
-/// A log of calls as table rows: time range, system call, thread.
-pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
-    use crate::lami;
-    for (b, e, name, tid, comm) in log {
-        t.rows.push(vec![
-            lami::time_range(*b, *e),
-            lami::syscall(name),
-            lami::process(Some(comm), None, Some(*tid)),
-        ]);
     }
 }
