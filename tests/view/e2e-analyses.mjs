@@ -212,6 +212,14 @@ function durationNs(s) {
   return Number(m[1]) * 10 ** digits + Number((m[2] ?? '').padEnd(digits, '0') || '0');
 }
 
+/** The latency view's statistics line, matched: [, count, min, max]. */
+async function latencyStats(page) {
+  const text = await page.textContent('#an-lat-stats');
+  const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
+  assert(m, `stats: ${text}`);
+  return m;
+}
+
 /**
  * The IRQ latency view over the whole trace against lttng-analyses' own
  * outputs for the same period definition (tests/periods/lttng-analyses/:
@@ -231,9 +239,7 @@ async function latency(page) {
   await check("bug446190: the IRQ latency view's definition is lttng-analyses' and its numbers lttng-periodstats'", async () => {
     assertEq(await page.getAttribute('#an-lat-def', 'title'), stats.period, 'definition');
     const [, count, min, , max] = stats.rows[0];
-    const text = await page.textContent('#an-lat-stats');
-    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
-    assert(m, `stats: ${text}`);
+    const m = await latencyStats(page);
     assertEq(Number(m[1].replace(/,/g, '')), count, 'count');
     assertEq(durationNs(m[2]), min, 'min');
     assertEq(durationNs(m[3]), max, 'max');
@@ -264,9 +270,7 @@ async function latency(page) {
     const count = soft.reduce((a, r) => a + r[1].value, 0);
     const min = Math.min(...soft.map((r) => r[2].value));
     const max = Math.max(...soft.map((r) => r[4].value));
-    const text = await page.textContent('#an-lat-stats');
-    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
-    assert(m, `stats: ${text}`);
+    const m = await latencyStats(page);
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
     return `${count} softirqs`;
   });
@@ -282,9 +286,7 @@ async function latency(page) {
     const pts = await page.evaluate(() => window.reefView.latencyPoints());
     const got = pts.map((p) => [p.begin, p.end]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     assertEq(JSON.stringify(got), JSON.stringify(want), 'points');
-    const text = await page.textContent('#an-lat-stats');
-    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
-    assert(m, `stats: ${text}`);
+    const m = await latencyStats(page);
     const lat = rows.map((r) => Number(r[2].value));
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([rows.length, Math.min(...lat), Math.max(...lat)]), 'count, min, max');
     // The highest point is the longest latency; a click selects it.
@@ -308,9 +310,7 @@ async function latency(page) {
     const pts = await page.evaluate(() => window.reefView.latencyPoints());
     const got = pts.map((p) => [p.begin, p.end]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     assertEq(JSON.stringify(got), JSON.stringify(want), 'points');
-    const text = await page.textContent('#an-lat-stats');
-    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
-    assert(m, `stats: ${text}`);
+    const m = await latencyStats(page);
     const d = rows.map((r) => Number(r[2].value));
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([rows.length, Math.min(...d), Math.max(...d)]), 'count, min, max');
     return `${rows.length} calls`;
@@ -324,9 +324,7 @@ async function latency(page) {
     const count = rows.reduce((a, r) => a + r[1].value, 0);
     const min = Math.min(...rows.map((r) => r[2].value));
     const max = Math.max(...rows.map((r) => r[4].value));
-    const text = await page.textContent('#an-lat-stats');
-    const m = /^([\d,]+) in range · min (.+?) · avg .+? · max (.+?) · stdev/.exec(text);
-    assert(m, `stats: ${text}`);
+    const m = await latencyStats(page);
     assertEq(JSON.stringify([Number(m[1].replace(/,/g, '')), durationNs(m[2]), durationNs(m[3])]), JSON.stringify([count, min, max]), 'count, min, max');
     assertEq((await page.evaluate(() => window.reefView.latencyPoints())).length, count, 'points plotted');
     return `${count} calls`;
