@@ -400,7 +400,7 @@ export class AnalysesPanel {
     const W = 900;
     const H = 220;
     const [canvas, ctx] = hiDpiCanvas('an-scatter', 'an-scatter', W, H);
-    const L = 70;
+    const L = 96;
     const B = 20;
     const maxD = Math.max(1, s?.max_ns ?? 1);
     const xOf = (t: number): number => L + ((t - from) / Math.max(1, to - from)) * (W - L - 8);
