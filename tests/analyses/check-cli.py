@@ -24,6 +24,9 @@ analyses = {
     "iolatency": [],
     "schedlog": [],
     "irqlog": [],
+    "schedtop": [],
+    "schedfreq": ["--total", "--per-tid", "--per-prio"],
+    "irqfreq": [],
 }
 # Logs whose rows end at the same time on different CPUs: lttng-analyses
 # reads the trace with babeltrace 1.5, whose order of events at one time
@@ -108,7 +111,10 @@ for trace in ("uneven-streams", "bug446190", "synthetic"):
         checked += 1
         text = subprocess.run([reef, name, *opts, paths[trace]],
                               capture_output=True, text=True)
-        if text.returncode != 0 or "Time range:" not in text.stdout:
+        # (no result where lttng-analyses gives none: empty tables under the
+        # time range, or a line that says so)
+        shown = ("Time range:",) if want.get("results") else ("Time range:", "No results")
+        if text.returncode != 0 or not any(s in text.stdout for s in shown):
             failed += 1
             print(f"FAIL {trace} {name}: text output (exit {text.returncode})")
 for name in analyses:
@@ -150,7 +156,9 @@ with open(os.path.join(bad, "channel0_3"), "r+b") as f:
 for name in analyses:
     checked += 1
     out = subprocess.run([reef, name, "-j", "1", bad], capture_output=True, text=True)
-    if (out.returncode != 1 or "Time range:" not in out.stdout
+    with open(os.path.join(here, "references", f"uneven-streams.{name}.json")) as f:
+        shown = ("Time range:",) if json.load(f).get("results") else ("Time range:", "No results")
+    if (out.returncode != 1 or not any(s in out.stdout for s in shown)
             or "channel0_3: at byte 1000000" not in out.stderr or "panicked" in out.stderr):
         failed += 1
         print(f"FAIL {name} on a corrupt trace: exit {out.returncode}, stderr {out.stderr.strip()!r}")

@@ -36,6 +36,9 @@ analyses=(
     "memtop:lttng-memtop-mi"
     "schedlog:lttng-schedlog-mi"
     "irqlog:lttng-irqlog-mi"
+    "schedtop:lttng-schedtop-mi"
+    "schedfreq:lttng-schedfreq-mi --total --per-tid --per-prio"
+    "irqfreq:lttng-irqfreq-mi"
     # (no `reef iolog` yet: tests/view/e2e-analyses.mjs compares the view's
     # I/O latency points with this one)
     "iolog:lttng-iolog-mi"

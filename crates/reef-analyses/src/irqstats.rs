@@ -223,11 +223,78 @@ pub struct IrqRun {
 pub struct Irqlog {
     stats: Irqstats,
     pub log: Vec<IrqRun>,
+    /// With [`Irqlog::freq`]: the buckets of its distributions.
+    freq: Option<usize>,
 }
+
+/// `lttng-irqfreq`'s tables.
+pub static FREQ: TableClass = TableClass {
+    name: "freq",
+    title: "Interrupt handler duration frequency distribution",
+    columns: &[
+        col("Duration (lower bound)", "duration"),
+        col("Duration (upper bound)", "duration"),
+        col_unit("Interrupt count", "number", "interrupts"),
+    ],
+};
+
+pub static FREQ_METADATA: Metadata = Metadata {
+    title: "System interrupt analysis",
+    description: "Interrupt handler duration frequency distribution",
+    tags: &["interrupt", "freq"],
+    tables: std::slice::from_ref(&FREQ),
+};
 
 impl Irqlog {
     pub fn new() -> Irqlog {
         Irqlog::default()
+    }
+
+    /// A frequency distribution of `resolution` buckets per interrupt
+    /// (hard IRQs by line, then softirqs by vector, each named as in the
+    /// statistics), as `lttng-irqfreq` (see [`crate::stats::freq_rows`]).
+    pub fn freq(resolution: usize) -> Irqlog {
+        Irqlog {
+            freq: Some(resolution),
+            ..Irqlog::default()
+        }
+    }
+
+    fn name(&self, hard: bool, nr: i64) -> String {
+        if hard {
+            self.stats
+                .hard
+                .get(&nr)
+                .map(|s| s.names.join(", "))
+                .unwrap_or_else(|| "unknown".into())
+        } else {
+            usize::try_from(nr)
+                .ok()
+                .and_then(|v| SOFTIRQ_NAMES.get(v))
+                .copied()
+                .unwrap_or("unknown")
+                .to_string()
+        }
+    }
+
+    fn freq_tables(&self, res: usize, begin: i64, end: i64) -> Vec<Table> {
+        let mut by: BTreeMap<(bool, i64), Vec<i64>> = BTreeMap::new();
+        for r in &self.log {
+            // Hard IRQs first (`!hard` sorts them before).
+            by.entry((!r.hard, r.nr)).or_default().push(r.end - r.begin);
+        }
+        by.iter()
+            .map(|(&(soft, nr), d)| {
+                let mut t = Table::new(&FREQ, begin, end);
+                t.subtitle = Some(format!("{} ({nr})", self.name(!soft, nr)));
+                let (min, max) = (
+                    d.iter().min().copied().unwrap_or(0),
+                    d.iter().max().copied().unwrap_or(0),
+                );
+                t.rows = crate::stats::freq_rows(d, min, max, res);
+                t
+            })
+            .collect()
     }
 }
 
@@ -272,30 +339,28 @@ impl Analysis for Irqlog {
         &LOG_METADATA
     }
 
+    fn metadata_of(&self) -> &'static Metadata {
+        match self.freq {
+            Some(_) => &FREQ_METADATA,
+            None => &LOG_METADATA,
+        }
+    }
+
     fn begin(&mut self, ts: i64) {
         self.stats.begin(ts);
         self.log.clear();
     }
 
     fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
+        if let Some(res) = self.freq {
+            return self.freq_tables(res, begin, end);
+        }
         let mut t = Table::new(&LOG_METADATA.tables[0], begin, end);
         for r in &self.log {
-            let (raised, name) = if r.hard {
-                let name = self
-                    .stats
-                    .hard
-                    .get(&r.nr)
-                    .map(|s| s.names.join(", "))
-                    .unwrap_or_else(|| "unknown".into());
-                (serde_json::Value::Null, name)
-            } else {
-                let name = usize::try_from(r.nr)
-                    .ok()
-                    .and_then(|v| SOFTIRQ_NAMES.get(v))
-                    .copied()
-                    .unwrap_or("unknown")
-                    .to_string();
-                (r.raise.map_or_else(lami::unknown, lami::timestamp), name)
+            let name = self.name(r.hard, r.nr);
+            let raised = match r.hard {
+                true => serde_json::Value::Null,
+                false => r.raise.map_or_else(lami::unknown, lami::timestamp),
             };
             t.rows.push(vec![
                 lami::time_range(r.begin, r.end),

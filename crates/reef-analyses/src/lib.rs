@@ -54,6 +54,14 @@ pub trait Analysis: Listener {
     fn metadata() -> &'static Metadata
     where
         Self: Sized;
+    /// The description of what this instance makes (an analysis whose
+    /// options choose its tables: `lttng-schedtop`'s, `-freq`'s).
+    fn metadata_of(&self) -> &'static Metadata
+    where
+        Self: Sized,
+    {
+        Self::metadata()
+    }
     /// The analysed period starts at `ts` (its first event).
     fn begin(&mut self, ts: i64);
     /// The results over [`begin`, `end`], `end` being the last event's time.

@@ -8,6 +8,11 @@
 //! Threads are named as lttng-analyses names them in its log: with the
 //! name and process id they have at the end of the analysed period (its
 //! log holds the model's thread objects, read when the table is made).
+//!
+//! The same latencies make `lttng-schedtop`'s table ([`Schedlog::top`]:
+//! the longest, ties in the order of the log) and `lttng-schedfreq`'s
+//! ([`Schedlog::freq`]: a frequency distribution in total, per woken
+//! thread by tid, per priority; see [`crate::stats::freq_rows`]).
 
 use crate::lami::{self, col, Metadata, Table, TableClass};
 use crate::state::{Listener, State, Switch};
@@ -44,14 +49,134 @@ pub struct SchedLatency {
     pub waker: Option<(i64, String, Option<i64>)>,
 }
 
+/// The table of the top latencies.
+pub static TOP: TableClass = TableClass {
+    name: "top",
+    title: "Scheduling top",
+    columns: METADATA.tables[0].columns,
+};
+
+/// The frequency distribution tables.
+pub static FREQ: TableClass = TableClass {
+    name: "freq",
+    title: "Scheduling latency frequency distribution",
+    columns: &[
+        col("Duration (lower bound)", "duration"),
+        crate::lami::col("Duration (upper bound)", "duration"),
+        crate::lami::col_unit("Scheduling count", "number", "schedulings"),
+    ],
+};
+
+pub static TOP_METADATA: Metadata = Metadata {
+    title: "Scheduling latencies analysis",
+    description: "Scheduling latencies top",
+    tags: &["sched", "top"],
+    tables: std::slice::from_ref(&TOP),
+};
+
+pub static FREQ_METADATA: Metadata = Metadata {
+    title: "Scheduling latencies analysis",
+    description: "Scheduling latencies frequency distribution",
+    tags: &["sched", "freq"],
+    tables: std::slice::from_ref(&FREQ),
+};
+
+/// Which table [`Schedlog`] makes.
+#[derive(Debug, Clone, Copy, Default)]
+enum Output {
+    #[default]
+    Log,
+    Top(usize),
+    Freq(crate::schedstats::Groups, usize),
+}
+
 #[derive(Debug, Default)]
 pub struct Schedlog {
     pub log: Vec<SchedLatency>,
+    output: Output,
 }
 
 impl Schedlog {
     pub fn new() -> Schedlog {
         Schedlog::default()
+    }
+
+    /// The `limit` longest latencies (0: all), as `lttng-schedtop`.
+    pub fn top(limit: usize) -> Schedlog {
+        Schedlog {
+            output: Output::Top(if limit == 0 { usize::MAX } else { limit }),
+            ..Schedlog::default()
+        }
+    }
+
+    /// Frequency distributions of `resolution` buckets, as
+    /// `lttng-schedfreq`.
+    pub fn freq(groups: crate::schedstats::Groups, resolution: usize) -> Schedlog {
+        Schedlog {
+            output: Output::Freq(groups, resolution),
+            ..Schedlog::default()
+        }
+    }
+
+    fn row(&self, state: &State, l: &SchedLatency) -> Vec<serde_json::Value> {
+        vec![
+            lami::timestamp(l.wakeup),
+            lami::timestamp(l.switch),
+            lami::duration(l.switch - l.wakeup),
+            l.prio.map_or(serde_json::Value::Null, lami::number),
+            lami::cpu(l.cpu),
+            process(state, &l.wakee),
+            l.waker
+                .as_ref()
+                .map_or(serde_json::Value::Null, |w| process(state, w)),
+        ]
+    }
+
+    fn freq_tables(
+        &self,
+        groups: crate::schedstats::Groups,
+        res: usize,
+        begin: i64,
+        end: i64,
+    ) -> Vec<Table> {
+        use std::collections::BTreeMap;
+        let table = |subtitle: Option<String>, lats: &[i64]| {
+            let mut t = Table::new(&FREQ, begin, end);
+            t.subtitle = subtitle;
+            let (min, max) = (
+                lats.iter().min().copied().unwrap_or(0),
+                lats.iter().max().copied().unwrap_or(0),
+            );
+            t.rows = crate::stats::freq_rows(lats, min, max, res);
+            t
+        };
+        let lat = |l: &SchedLatency| l.switch - l.wakeup;
+        let mut out = Vec::new();
+        if groups.total {
+            let all: Vec<i64> = self.log.iter().map(lat).collect();
+            out.push(table(None, &all));
+        }
+        if groups.per_tid {
+            let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            for l in &self.log {
+                by.entry(l.wakee.0).or_default().push(lat(l));
+            }
+            for (tid, lats) in &by {
+                out.push(table(Some(format!("TID: {tid}")), lats));
+            }
+        }
+        if groups.per_prio {
+            let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            for l in &self.log {
+                if let Some(p) = l.prio {
+                    by.entry(p).or_default().push(lat(l));
+                }
+            }
+            for (prio, lats) in &by {
+                out.push(table(Some(format!("Priority: {prio}")), lats));
+            }
+        }
+        out
     }
 }
 
@@ -86,25 +211,34 @@ impl Analysis for Schedlog {
         &METADATA
     }
 
+    fn metadata_of(&self) -> &'static Metadata {
+        match self.output {
+            Output::Log => &METADATA,
+            Output::Top(_) => &TOP_METADATA,
+            Output::Freq(..) => &FREQ_METADATA,
+        }
+    }
+
     fn begin(&mut self, _ts: i64) {
         self.log.clear();
     }
 
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table> {
-        let mut t = Table::new(&METADATA.tables[0], begin, end);
-        for l in &self.log {
-            t.rows.push(vec![
-                lami::timestamp(l.wakeup),
-                lami::timestamp(l.switch),
-                lami::duration(l.switch - l.wakeup),
-                l.prio.map_or(serde_json::Value::Null, lami::number),
-                lami::cpu(l.cpu),
-                process(state, &l.wakee),
-                l.waker
-                    .as_ref()
-                    .map_or(serde_json::Value::Null, |w| process(state, w)),
-            ]);
+        match self.output {
+            Output::Log => {
+                let mut t = Table::new(&METADATA.tables[0], begin, end);
+                t.rows = self.log.iter().map(|l| self.row(state, l)).collect();
+                vec![t]
+            }
+            Output::Top(limit) => {
+                let mut top: Vec<&SchedLatency> = self.log.iter().collect();
+                // Stable: ties keep the log's order, as lttng-schedtop.
+                top.sort_by_key(|l| std::cmp::Reverse(l.switch - l.wakeup));
+                let mut t = Table::new(&TOP, begin, end);
+                t.rows = top.iter().take(limit).map(|l| self.row(state, l)).collect();
+                vec![t]
+            }
+            Output::Freq(groups, res) => self.freq_tables(groups, res, begin, end),
         }
-        vec![t]
     }
 }

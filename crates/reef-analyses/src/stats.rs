@@ -269,6 +269,48 @@ pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
     }
 }
 
+/// A frequency distribution of `durations` (ns) as lttng-analyses makes
+/// its `freq` tables: `resolution` buckets of equal width from `min` to
+/// `max`, computed in microseconds with its floating-point steps; a
+/// duration equal to `max` goes in the last bucket. Rows of (lower bound,
+/// upper bound, count), in ns; none when all durations are equal.
+pub fn freq_rows(
+    durations: &[i64],
+    min: i64,
+    max: i64,
+    resolution: usize,
+) -> Vec<Vec<serde_json::Value>> {
+    use crate::lami;
+    let (lo, hi) = (min as f64 / 1000.0, max as f64 / 1000.0);
+    let step = (hi - lo) / resolution as f64;
+    if step == 0.0 || resolution == 0 {
+        return Vec::new();
+    }
+    let mut counts = vec![0i64; resolution];
+    for &d in durations {
+        let us = d as f64 / 1000.0;
+        let i = ((us - lo) / step) as usize;
+        if i >= resolution {
+            if us == hi {
+                counts[resolution - 1] += 1;
+            }
+            continue;
+        }
+        counts[i] += 1;
+    }
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            vec![
+                lami::duration_f((i as f64 * step + lo) * 1000.0),
+                lami::duration_f(((i + 1) as f64 * step + lo) * 1000.0),
+                lami::number(n),
+            ]
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! `reef cputop`, `syscallstats`, `irqstats`, `irqlog`, `schedstats`,
-//! `schedlog`, `memtop`, `iolatency`: the
+//! `reef cputop`, `syscallstats`, `irqstats`, `irqlog`, `irqfreq`,
+//! `schedstats`, `schedlog`, `schedtop`, `schedfreq`, `memtop`,
+//! `iolatency`: the
 //! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
 //!
 //! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
@@ -87,6 +88,43 @@ pub struct SchedstatsArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct SchedtopArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Show at most this many latencies (0 or `unlimited`: all).
+    #[arg(long, default_value = "10", value_parser = parse_limit)]
+    pub limit: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SchedfreqArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// A distribution over all wakeups.
+    #[arg(long)]
+    pub total: bool,
+    /// One per woken thread (the default when neither --total nor
+    /// --per-prio is given).
+    #[arg(long)]
+    pub per_tid: bool,
+    /// One per priority of the woken thread.
+    #[arg(long)]
+    pub per_prio: bool,
+    /// Buckets of each distribution.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub freq_resolution: u32,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IrqfreqArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Buckets of each distribution.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub freq_resolution: u32,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct IolatencyArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -121,6 +159,29 @@ pub fn schedlog(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
     run(&a.common, reef_analyses::schedlog::Schedlog::new())
 }
 
+pub fn schedtop(a: &SchedtopArgs) -> anyhow::Result<ExitCode> {
+    run(&a.common, reef_analyses::schedlog::Schedlog::top(a.limit))
+}
+
+pub fn schedfreq(a: &SchedfreqArgs) -> anyhow::Result<ExitCode> {
+    let groups = Groups {
+        total: a.total,
+        per_tid: a.per_tid || !(a.total || a.per_prio),
+        per_prio: a.per_prio,
+    };
+    run(
+        &a.common,
+        reef_analyses::schedlog::Schedlog::freq(groups, a.freq_resolution as usize),
+    )
+}
+
+pub fn irqfreq(a: &IrqfreqArgs) -> anyhow::Result<ExitCode> {
+    run(
+        &a.common,
+        irqstats::Irqlog::freq(a.freq_resolution as usize),
+    )
+}
+
 pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
     let groups = Groups {
         total: a.total,
@@ -153,7 +214,7 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.metadata {
-        print_json(&A::metadata().to_json())?;
+        print_json(&analysis.metadata_of().to_json())?;
         return Ok(ExitCode::SUCCESS);
     }
     let r = analyse(a, analysis);
@@ -213,7 +274,9 @@ fn print_text(tables: &[Table]) -> anyhow::Result<()> {
             fmt_dur(t.end - t.begin)
         ));
     } else {
-        s.push_str("No event in the time range.\n");
+        s.push_str(
+            "No results: no event in the time range, or none of those this analysis reports.\n",
+        );
     }
     for t in tables {
         if t.rows.is_empty() {

@@ -86,6 +86,16 @@ enum Command {
         mut_arg("end", cmd_analyses::lami_time)
     )]
     Irqlog(cmd_analyses::IrqstatsArgs),
+    /// Frequency distributions of IRQ and softirq handler durations, per
+    /// interrupt, as lttng-irqfreq; --lami for Trace Compass.
+    ///
+    /// Example: reef irqfreq --freq-resolution 10 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Irqfreq(cmd_analyses::IrqfreqArgs),
     /// Scheduling latencies (wakeup to switch-in) in total, per thread and
     /// per priority, as lttng-schedstats; --lami for Trace Compass.
     ///
@@ -106,6 +116,26 @@ enum Command {
         mut_arg("end", cmd_analyses::lami_time)
     )]
     Schedlog(cmd_analyses::IrqstatsArgs),
+    /// The longest scheduling latencies, as lttng-schedtop; --lami for
+    /// Trace Compass.
+    ///
+    /// Example: reef schedtop --limit 20 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Schedtop(cmd_analyses::SchedtopArgs),
+    /// Frequency distributions of scheduling latencies (in total, per
+    /// thread, per priority), as lttng-schedfreq; --lami for Trace Compass.
+    ///
+    /// Example: reef schedfreq --total --freq-resolution 50 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Schedfreq(cmd_analyses::SchedfreqArgs),
     /// Pages allocated and freed per thread, as lttng-memtop; --lami for
     /// Trace Compass.
     ///
@@ -168,6 +198,9 @@ fn main() -> ExitCode {
         Command::Irqstats(a) => cmd_analyses::irqstats(a),
         Command::Irqlog(a) => cmd_analyses::irqlog(a),
         Command::Schedlog(a) => cmd_analyses::schedlog(a),
+        Command::Schedtop(a) => cmd_analyses::schedtop(a),
+        Command::Schedfreq(a) => cmd_analyses::schedfreq(a),
+        Command::Irqfreq(a) => cmd_analyses::irqfreq(a),
         Command::Schedstats(a) => cmd_analyses::schedstats(a),
         Command::Memtop(a) => cmd_analyses::memtop(a),
         Command::Iolatency(a) => cmd_analyses::iolatency(a),
