@@ -18,6 +18,10 @@
 //!   so the watermark follows the newest flush. An event that arrives
 //!   older than the watermark (its thread was busy at two flushes) is on
 //!   disk but not in the live index.
+//!   A trace whose rows are its streams (libreef's) is read the short way:
+//!   each stream on from where it stopped, event headers only, marked
+//!   straight into its row (`LiveIndex::direct_step`); others through
+//!   the merged reading's per-event code (`BaseBuilder`).
 //! - When the program ends, the directory is indexed again from scratch
 //!   with the final metadata (libreef re-measures its clock at exit) and
 //!   that index is served instead: the page sees a new `epoch`, and its
@@ -162,6 +166,21 @@ pub fn start(
         Some(d) => d,
         None => std::env::temp_dir().join(format!("reef-view-live-{}", std::process::id())),
     };
+    let r = start_in(addr, dir.clone(), kept, wait, opts, sizes);
+    if r.is_err() && !kept {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    r
+}
+
+fn start_in(
+    addr: &str,
+    dir: PathBuf,
+    kept: bool,
+    wait: Duration,
+    opts: ReadOptions,
+    sizes: Sizes,
+) -> Result<Arc<Slot>, reef_read::Error> {
     let writer = TraceWriter::create(&dir)?;
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let written = writer.written();
