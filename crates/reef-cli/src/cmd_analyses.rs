@@ -75,16 +75,33 @@ pub struct IrqstatsArgs {
 pub struct SchedstatsArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Statistics over all wakeups.
+    #[command(flatten)]
+    pub groups: GroupArgs,
+}
+
+/// The groups of `schedstats` and `schedfreq`, as lttng-analyses'.
+#[derive(clap::Args, Debug)]
+pub struct GroupArgs {
+    /// Over all wakeups.
     #[arg(long)]
     pub total: bool,
-    /// Statistics per woken thread (the default when neither --total nor
+    /// Per woken thread (the default when neither --total nor
     /// --per-prio is given).
     #[arg(long)]
     pub per_tid: bool,
-    /// Statistics per priority of the woken thread.
+    /// Per priority of the woken thread.
     #[arg(long)]
     pub per_prio: bool,
+}
+
+impl GroupArgs {
+    fn groups(&self) -> Groups {
+        Groups {
+            total: self.total,
+            per_tid: self.per_tid || !(self.total || self.per_prio),
+            per_prio: self.per_prio,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -100,16 +117,8 @@ pub struct SchedtopArgs {
 pub struct SchedfreqArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// A distribution over all wakeups.
-    #[arg(long)]
-    pub total: bool,
-    /// One per woken thread (the default when neither --total nor
-    /// --per-prio is given).
-    #[arg(long)]
-    pub per_tid: bool,
-    /// One per priority of the woken thread.
-    #[arg(long)]
-    pub per_prio: bool,
+    #[command(flatten)]
+    pub groups: GroupArgs,
     /// Buckets of each distribution.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub freq_resolution: u32,
@@ -164,14 +173,9 @@ pub fn schedtop(a: &SchedtopArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn schedfreq(a: &SchedfreqArgs) -> anyhow::Result<ExitCode> {
-    let groups = Groups {
-        total: a.total,
-        per_tid: a.per_tid || !(a.total || a.per_prio),
-        per_prio: a.per_prio,
-    };
     run(
         &a.common,
-        reef_analyses::schedlog::Schedlog::freq(groups, a.freq_resolution as usize),
+        reef_analyses::schedlog::Schedlog::freq(a.groups.groups(), a.freq_resolution as usize),
     )
 }
 
@@ -183,12 +187,7 @@ pub fn irqfreq(a: &IrqfreqArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
-    let groups = Groups {
-        total: a.total,
-        per_tid: a.per_tid || !(a.total || a.per_prio),
-        per_prio: a.per_prio,
-    };
-    run(&a.common, schedstats::Schedstats::new(groups))
+    run(&a.common, schedstats::Schedstats::new(a.groups.groups()))
 }
 
 pub fn iolatency(a: &IolatencyArgs) -> anyhow::Result<ExitCode> {

@@ -193,7 +193,7 @@ impl Kept {
 }
 
 fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
-    // Rows: the base index's, as its model found them.
+    // Rows: the base index's, as its model found them (a log needs none).
     let (origin, model, rows) = {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
         if b.marks.phase == Phase::Building {
@@ -204,6 +204,10 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         let origin = b
             .origin
             .ok_or_else(|| ApiError::not_found("no event indexed"))?;
+        if let Spec::Log(name) = &spec {
+            drop(b);
+            return compute_log(view, origin, name, spec.clone());
+        }
         (origin, b.model.clone(), b.model.rows.rows.len() as u32)
     };
     // Each begin and end event's row, as the base index's model finds it.
@@ -233,9 +237,6 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
         k.add(iv);
         Ok(())
     };
-    if let Spec::Log(name) = &spec {
-        return compute_log(view, origin, name, spec.clone());
-    }
     let (report, stopped, unmatched_ends, unkeyed) = match &spec {
         Spec::Activities { begin, end, key } => {
             let def = ActivitySpec {
