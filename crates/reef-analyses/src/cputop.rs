@@ -22,6 +22,7 @@ type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Switch};
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -162,6 +163,14 @@ impl Analysis for Cputop {
         &METADATA
     }
 
+    /// Its total divides by the number of CPUs the model knows, which IRQ
+    /// events add to.
+    fn interest(&self) -> Interest {
+        Interest {
+            irqs: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, ts: i64) {
         self.begin = ts;
         self.tids.clear();

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use reef_ctf::access::{FieldLoc, Located, RawBody};
 use reef_ctf::{EnvValue, Field, FieldVal, Scopes, StreamCursor, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -212,6 +213,51 @@ fn classify(name: &str, old_prio: bool) -> Class {
     }
 }
 
+/// The events an analysis needs the model to follow: the model reads the
+/// others as [`Kind::Other`] (they still move time forward). Leaving out a
+/// group must change nothing the analysis reports: see each group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interest {
+    /// System call entries and exits: they make the model's system calls
+    /// and I/O requests. An I/O call whose event has a `pid` context is
+    /// always followed (it tells a thread's process).
+    pub syscalls: bool,
+    /// Hard and soft IRQs: they make the model's IRQs, and a CPU the model
+    /// did not know (which only its number of CPUs shows).
+    pub irqs: bool,
+    /// Page allocations and frees: they make the model's page count.
+    pub pages: bool,
+}
+
+impl Interest {
+    /// Every event the model knows.
+    pub const ALL: Interest = Interest {
+        syscalls: true,
+        irqs: true,
+        pages: true,
+    };
+    /// Only the scheduler's events and the state dump.
+    pub const SCHED: Interest = Interest {
+        syscalls: false,
+        irqs: false,
+        pages: false,
+    };
+
+    /// Whether the model follows events of `class`.
+    fn follows(&self, class: Class) -> bool {
+        match class {
+            Class::SyscallEntry(..) | Class::SyscallExit => self.syscalls,
+            Class::IrqEntry
+            | Class::IrqExit
+            | Class::SoftirqRaise
+            | Class::SoftirqEntry
+            | Class::SoftirqExit => self.irqs,
+            Class::PageAlloc | Class::PageFree => self.pages,
+            _ => true,
+        }
+    }
+}
+
 /// Whether the trace was recorded by lttng-modules older than 2.7.1, whose
 /// `sched_wak*` events carry the priority with a +100 offset. A trace with
 /// no tracer version in its environment is taken as recent.
@@ -231,18 +277,43 @@ fn old_wakeup_prio(trace: &Trace) -> bool {
     }
 }
 
-/// Reads [`Event`]s out of cursors. Keep one for a whole run: it caches
-/// each event class's kind and each field's location.
-pub struct Decoder {
-    classes: HashMap<(usize, usize, usize), Class>,
-    old_prio: HashMap<usize, bool>,
-    last: Option<((usize, usize, usize), Class)>,
-    cpu_id: Field,
-    f: [Field; 22],
-    io: [Field; 9],
-}
+/// The fields the kinds read, by index (the constants below), and the
+/// scopes each is searched in.
+const FIELDS: [(&str, Scopes); 32] = [
+    ("prev_comm", Scopes::Any),
+    ("prev_tid", Scopes::Any),
+    ("prev_prio", Scopes::Any),
+    ("next_comm", Scopes::Any),
+    ("next_tid", Scopes::Any),
+    ("next_prio", Scopes::Any),
+    ("comm", Scopes::Any),
+    ("tid", Scopes::Any),
+    ("prio", Scopes::Any),
+    ("target_cpu", Scopes::Any),
+    ("parent_pid", Scopes::Any),
+    ("parent_comm", Scopes::Any),
+    ("child_tid", Scopes::Any),
+    ("child_pid", Scopes::Any),
+    ("child_comm", Scopes::Any),
+    ("procname", Scopes::Any),
+    ("newprio", Scopes::Any),
+    ("ret", Scopes::Any),
+    ("irq", Scopes::Any),
+    ("name", Scopes::Any),
+    ("vec", Scopes::Any),
+    ("pid", Scopes::Any),
+    ("cpu_id", Scopes::Any),
+    ("fd", Scopes::Payload),
+    ("flags", Scopes::Payload),
+    ("fildes", Scopes::Payload),
+    ("oldfd", Scopes::Payload),
+    ("newfd", Scopes::Payload),
+    ("cmd", Scopes::Payload),
+    ("family", Scopes::Payload),
+    ("pid", Scopes::Context),
+    ("pid", Scopes::Payload),
+];
 
-// Indices into `Decoder::f`.
 const PREV_COMM: usize = 0;
 const PREV_TID: usize = 1;
 const PREV_PRIO: usize = 2;
@@ -265,202 +336,379 @@ const IRQ_OR_VEC: usize = 18;
 const NAME: usize = 19;
 const VEC: usize = 20;
 const PID: usize = 21;
+const CPU_ID: usize = 22;
+const IO_FD: usize = 23;
+const IO_FLAGS: usize = 24;
+const IO_FILDES: usize = 25;
+const IO_OLDFD: usize = 26;
+const IO_NEWFD: usize = 27;
+const IO_CMD: usize = 28;
+const IO_FAMILY: usize = 29;
+const IO_CTX_PID: usize = 30;
+const IO_PAYLOAD_PID: usize = 31;
+
+/// What [`kind`] reads an event's fields from.
+trait Src<'c> {
+    /// Field `f` as an integer.
+    fn int(&mut self, f: usize) -> Option<i64>;
+    /// Field `f` as text.
+    fn text(&mut self, f: usize) -> Option<Cow<'c, str>>;
+    /// Whether field `f` has a value.
+    fn has(&mut self, f: usize) -> bool;
+    /// The event's name.
+    fn name(&self) -> &'c str;
+}
+
+/// An event class as the model reads it: its kind, and where the fields
+/// its kind reads lie, found once.
+#[derive(Debug, Clone)]
+pub struct ClassInfo {
+    class: Class,
+    /// By field index: its place in `locs` (`NO_FIELD`: the class has no
+    /// such field).
+    slot: [u8; FIELDS.len()],
+    locs: Vec<FieldLoc>,
+    /// Some field it reads is found only in the event's values (see
+    /// [`ClassInfo::needs_values`]).
+    needs_values: bool,
+    /// Its CPU is the packet context's `cpu_id`.
+    cpu_in_packet: bool,
+}
+
+const NO_FIELD: u8 = u8::MAX;
+
+impl ClassInfo {
+    /// Event class `event` (index into the stream class's events) of
+    /// stream class `stream` of `trace`, for a model that follows
+    /// `interest`. With `raw`, its events are to be read without their
+    /// values when the fields its kind reads allow it (see
+    /// [`Field::locate`]).
+    pub fn new(
+        trace: &Trace,
+        stream: usize,
+        event: usize,
+        raw: bool,
+        interest: Interest,
+    ) -> ClassInfo {
+        let sp = &trace.class.streams[stream];
+        let name = &trace.class.meta.streams[sp.class].events[sp.events[event].class].name;
+        let mut class = classify(name, old_wakeup_prio(trace));
+        if !interest.follows(class) {
+            let tells_pid = matches!(class, Class::SyscallEntry(_, true))
+                && Field::in_scopes(FIELDS[IO_CTX_PID].0, FIELDS[IO_CTX_PID].1)
+                    .locate(trace, stream, event, false)
+                    != Located::Absent;
+            if !tells_pid {
+                class = Class::Other;
+            }
+        }
+        let mut info = ClassInfo {
+            class,
+            slot: [NO_FIELD; FIELDS.len()],
+            locs: Vec::new(),
+            needs_values: false,
+            cpu_in_packet: false,
+        };
+        if class == Class::Other {
+            return info;
+        }
+        // The fields the kind reads, found as `kind` asks for them.
+        let mut probe = Probe {
+            trace,
+            stream,
+            event,
+            raw,
+            name,
+            info: &mut info,
+        };
+        probe.int(CPU_ID);
+        let _ = kind(class, &mut probe);
+        info.cpu_in_packet = info
+            .loc(CPU_ID)
+            .is_some_and(|l| l.in_packet());
+        info
+    }
+
+    fn loc(&self, f: usize) -> Option<&FieldLoc> {
+        self.locs.get(usize::from(self.slot[f]))
+    }
+
+    /// Whether the CPU of its events is their packet's (see
+    /// [`packet_cpu`]).
+    pub fn cpu_in_packet(&self) -> bool {
+        self.cpu_in_packet
+    }
+
+    /// The model reads nothing of this class's events but their time.
+    pub fn is_other(&self) -> bool {
+        self.class == Class::Other
+    }
+
+    /// Whether the class's events must be read with their values (some
+    /// field the model reads is not found in their bytes).
+    pub fn needs_values(&self) -> bool {
+        self.needs_values
+    }
+}
+
+/// The [`Src`] that finds the fields `kind` asks for, for [`ClassInfo::new`]:
+/// each field is found as present (a value for `kind` to go on with) or not.
+struct Probe<'a, 'c> {
+    trace: &'a Trace,
+    stream: usize,
+    event: usize,
+    raw: bool,
+    name: &'c str,
+    info: &'a mut ClassInfo,
+}
+
+impl Probe<'_, '_> {
+    fn find(&mut self, f: usize) -> bool {
+        if self.info.slot[f] != NO_FIELD {
+            return true;
+        }
+        let (name, scopes) = FIELDS[f];
+        match Field::in_scopes(name, scopes).locate(self.trace, self.stream, self.event, self.raw)
+        {
+            Located::At(loc) => {
+                self.info.slot[f] = self.info.locs.len() as u8;
+                self.info.locs.push(loc);
+                true
+            }
+            Located::Absent => false,
+            Located::NeedsValues => {
+                self.info.needs_values = true;
+                false
+            }
+        }
+    }
+}
+
+impl<'c> Src<'c> for Probe<'_, 'c> {
+    fn int(&mut self, f: usize) -> Option<i64> {
+        self.find(f).then_some(0)
+    }
+    fn text(&mut self, f: usize) -> Option<Cow<'c, str>> {
+        self.find(f).then_some(Cow::Borrowed(""))
+    }
+    fn has(&mut self, f: usize) -> bool {
+        self.find(f)
+    }
+    fn name(&self) -> &'c str {
+        self.name
+    }
+}
+
+/// The [`Src`] of an event of a known class: its fields at their places.
+struct Placed<'a, 'c> {
+    info: &'a ClassInfo,
+    cur: &'c StreamCursor,
+    body: RawBody,
+    name: &'c str,
+}
+
+impl<'c> Placed<'_, 'c> {
+    #[inline(always)]
+    fn get(&self, f: usize) -> Option<FieldVal<'c>> {
+        self.info.loc(f)?.get(self.cur, self.body)
+    }
+}
+
+impl<'c> Src<'c> for Placed<'_, 'c> {
+    #[inline]
+    fn int(&mut self, f: usize) -> Option<i64> {
+        self.get(f).and_then(|v| v.as_i64())
+    }
+    #[inline]
+    fn text(&mut self, f: usize) -> Option<Cow<'c, str>> {
+        self.get(f).and_then(|v| v.as_str())
+    }
+    fn has(&mut self, f: usize) -> bool {
+        self.get(f).is_some()
+    }
+    fn name(&self) -> &'c str {
+        self.name
+    }
+}
+
+/// Reads [`Event`]s out of cursors. Keep one for a whole run: it finds
+/// each event class's kind and fields once.
+pub struct Decoder {
+    classes: HashMap<(usize, usize, usize), ClassInfo>,
+    last: Option<(usize, usize, usize)>,
+    interest: Interest,
+}
 
 impl Default for Decoder {
     fn default() -> Self {
-        Decoder::new()
+        Decoder::new(Interest::ALL)
     }
 }
 
 impl Decoder {
-    pub fn new() -> Decoder {
-        let names = [
-            "prev_comm",
-            "prev_tid",
-            "prev_prio",
-            "next_comm",
-            "next_tid",
-            "next_prio",
-            "comm",
-            "tid",
-            "prio",
-            "target_cpu",
-            "parent_pid",
-            "parent_comm",
-            "child_tid",
-            "child_pid",
-            "child_comm",
-            "procname",
-            "newprio",
-            "ret",
-            "irq",
-            "name",
-            "vec",
-            "pid",
-        ];
+    /// A decoder for a model that follows `interest`.
+    pub fn new(interest: Interest) -> Decoder {
         Decoder {
             classes: HashMap::default(),
-            old_prio: HashMap::default(),
             last: None,
-            cpu_id: Field::new("cpu_id"),
-            f: names.map(Field::new),
-            io: [
-                Field::in_scopes("fd", Scopes::Payload),
-                Field::in_scopes("flags", Scopes::Payload),
-                Field::in_scopes("fildes", Scopes::Payload),
-                Field::in_scopes("oldfd", Scopes::Payload),
-                Field::in_scopes("newfd", Scopes::Payload),
-                Field::in_scopes("cmd", Scopes::Payload),
-                Field::in_scopes("family", Scopes::Payload),
-                Field::in_scopes("pid", Scopes::Context),
-                Field::in_scopes("pid", Scopes::Payload),
-            ],
+            interest,
         }
     }
 
-    fn class(&mut self, cur: &StreamCursor) -> Class {
+    /// The current event of `cur` (call after `cur` produced an event
+    /// with its values), whose time is `ts`.
+    pub fn decode<'c>(&mut self, cur: &'c StreamCursor, ts: i64) -> Event<'c> {
         let key = (
             Arc::as_ptr(&cur.trace) as usize,
             cur.stream,
             cur.event.event,
         );
-        if let Some((k, c)) = self.last {
-            if k == key {
-                return c;
+        if self.last != Some(key) {
+            self.classes
+                .entry(key)
+                .or_insert_with(|| {
+                    ClassInfo::new(&cur.trace, cur.stream, cur.event.event, false, self.interest)
+                });
+            self.last = Some(key);
+        }
+        let info = &self.classes[&key];
+        let cpu = packet_cpu(cur);
+        event_of(info, cur, cur.event.event, RawBody::of(cur), ts, cpu)
+    }
+}
+
+/// The `cpu_id` of `cur`'s current packet (LTTng kernel streams have one
+/// per CPU).
+pub fn packet_cpu(cur: &StreamCursor) -> Option<i64> {
+    let cpu = Field::in_scopes(FIELDS[CPU_ID].0, Scopes::PacketContext);
+    match cpu.locate(&cur.trace, cur.stream, 0, false) {
+        Located::At(loc) => loc.get(cur, RawBody::default())?.as_i64(),
+        _ => None,
+    }
+}
+
+/// An event of class `info` (index `class` in `cur`'s stream class): the
+/// current event of `cur`, or one of its current packet whose body lies
+/// at `body`, at time `ts`; `packet_cpu`: the packet's [`packet_cpu`].
+#[inline]
+pub fn event_of<'c>(
+    info: &ClassInfo,
+    cur: &'c StreamCursor,
+    class: usize,
+    body: RawBody,
+    ts: i64,
+    packet_cpu: Option<i64>,
+) -> Event<'c> {
+    if info.class == Class::Other {
+        return Event {
+            ts,
+            cpu: None,
+            kind: Kind::Other,
+        };
+    }
+    let mut src = Placed {
+        info,
+        cur,
+        body,
+        name: cur.class_name(class),
+    };
+    let cpu = if info.cpu_in_packet {
+        packet_cpu
+    } else {
+        src.int(CPU_ID)
+    };
+    let kind = kind(info.class, &mut src).unwrap_or(Kind::Other);
+    Event { ts, cpu, kind }
+}
+
+fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
+    Some(match class {
+        Class::Other => Kind::Other,
+        Class::SchedSwitch => Kind::SchedSwitch {
+            prev_comm: s.text(PREV_COMM)?,
+            prev_tid: s.int(PREV_TID)?,
+            prev_prio: s.int(PREV_PRIO)?,
+            next_comm: s.text(NEXT_COMM)?,
+            next_tid: s.int(NEXT_TID)?,
+            next_prio: s.int(NEXT_PRIO)?,
+        },
+        Class::MigrateTask => Kind::MigrateTask {
+            comm: s.text(COMM)?,
+            tid: s.int(TID)?,
+            prio: s.int(PRIO)?,
+        },
+        Class::Wakeup(old) => Kind::Wakeup {
+            tid: s.int(TID)?,
+            prio: s.int(PRIO)? - if old { 100 } else { 0 },
+            target_cpu: s.int(TARGET_CPU)?,
+        },
+        Class::Fork => Kind::Fork {
+            parent_pid: s.int(PARENT_PID)?,
+            parent_comm: s.text(PARENT_COMM)?,
+            child_tid: s.int(CHILD_TID)?,
+            child_pid: s.int(CHILD_PID)?,
+            child_comm: s.text(CHILD_COMM)?,
+        },
+        Class::Exec => Kind::Exec {
+            tid: s.int(TID)?,
+            procname: s.text(PROCNAME),
+        },
+        Class::PiSetprio => Kind::PiSetprio {
+            tid: s.int(TID)?,
+            newprio: s.int(NEWPRIO)?,
+        },
+        Class::SyscallEntry(skip, io) => Kind::SyscallEntry {
+            name: &s.name()[skip as usize..],
+            io: io.then(|| io_args(s)),
+        },
+        Class::SyscallExit => Kind::SyscallExit { ret: s.int(RET) },
+        Class::IrqEntry => Kind::IrqEntry {
+            irq: s.int(IRQ_OR_VEC)?,
+            name: s.text(NAME)?,
+        },
+        Class::IrqExit => Kind::IrqExit {
+            irq: s.int(IRQ_OR_VEC)?,
+        },
+        Class::SoftirqRaise | Class::SoftirqEntry | Class::SoftirqExit => {
+            let vec = s.int(VEC)?;
+            match class {
+                Class::SoftirqRaise => Kind::SoftirqRaise { vec },
+                Class::SoftirqEntry => Kind::SoftirqEntry { vec },
+                _ => Kind::SoftirqExit { vec },
             }
         }
-        let c = match self.classes.get(&key) {
-            Some(c) => *c,
-            None => {
-                let old = *self
-                    .old_prio
-                    .entry(key.0)
-                    .or_insert_with(|| old_wakeup_prio(&cur.trace));
-                let c = classify(cur.event_name(), old);
-                self.classes.insert(key, c);
-                c
-            }
-        };
-        self.last = Some((key, c));
-        c
-    }
+        Class::PageAlloc => Kind::PageAlloc,
+        Class::PageFree => Kind::PageFree,
+        Class::StatedumpProcess => Kind::StatedumpProcess {
+            tid: s.int(TID)?,
+            pid: s.int(PID)?,
+            name: s.text(NAME)?,
+            prio: s.int(PRIO),
+        },
+        Class::StatedumpFd => Kind::StatedumpFd {
+            pid: s.int(PID)?,
+            fd: s.int(IO_FD)?,
+            flags: s.int(IO_FLAGS).unwrap_or(0),
+        },
+    })
+}
 
-    /// The current event of `cur` (call after `cur` produced an event),
-    /// whose time is `ts`.
-    pub fn decode<'c>(&mut self, cur: &'c StreamCursor, ts: i64) -> Event<'c> {
-        let class = self.class(cur);
-        let cpu = if class == Class::Other {
-            None
-        } else {
-            self.cpu_id.get(cur).and_then(|v| v.as_i64())
-        };
-        let kind = self.kind(class, cur).unwrap_or(Kind::Other);
-        Event { ts, cpu, kind }
-    }
-
-    fn int(&mut self, i: usize, cur: &StreamCursor) -> Option<i64> {
-        self.f[i].get(cur).and_then(|v| v.as_i64())
-    }
-
-    fn text<'c>(&mut self, i: usize, cur: &'c StreamCursor) -> Option<Cow<'c, str>> {
-        self.f[i].get(cur).and_then(|v: FieldVal<'c>| v.as_str())
-    }
-
-    fn kind<'c>(&mut self, class: Class, cur: &'c StreamCursor) -> Option<Kind<'c>> {
-        Some(match class {
-            Class::Other => Kind::Other,
-            Class::SchedSwitch => Kind::SchedSwitch {
-                prev_comm: self.text(PREV_COMM, cur)?,
-                prev_tid: self.int(PREV_TID, cur)?,
-                prev_prio: self.int(PREV_PRIO, cur)?,
-                next_comm: self.text(NEXT_COMM, cur)?,
-                next_tid: self.int(NEXT_TID, cur)?,
-                next_prio: self.int(NEXT_PRIO, cur)?,
-            },
-            Class::MigrateTask => Kind::MigrateTask {
-                comm: self.text(COMM, cur)?,
-                tid: self.int(TID, cur)?,
-                prio: self.int(PRIO, cur)?,
-            },
-            Class::Wakeup(old) => Kind::Wakeup {
-                tid: self.int(TID, cur)?,
-                prio: self.int(PRIO, cur)? - if old { 100 } else { 0 },
-                target_cpu: self.int(TARGET_CPU, cur)?,
-            },
-            Class::Fork => Kind::Fork {
-                parent_pid: self.int(PARENT_PID, cur)?,
-                parent_comm: self.text(PARENT_COMM, cur)?,
-                child_tid: self.int(CHILD_TID, cur)?,
-                child_pid: self.int(CHILD_PID, cur)?,
-                child_comm: self.text(CHILD_COMM, cur)?,
-            },
-            Class::Exec => Kind::Exec {
-                tid: self.int(TID, cur)?,
-                procname: self.text(PROCNAME, cur),
-            },
-            Class::PiSetprio => Kind::PiSetprio {
-                tid: self.int(TID, cur)?,
-                newprio: self.int(NEWPRIO, cur)?,
-            },
-            Class::SyscallEntry(skip, io) => Kind::SyscallEntry {
-                name: &cur.event_name()[skip as usize..],
-                io: io.then(|| self.io_args(cur)),
-            },
-            Class::SyscallExit => Kind::SyscallExit {
-                ret: self.int(RET, cur),
-            },
-            Class::IrqEntry => Kind::IrqEntry {
-                irq: self.int(IRQ_OR_VEC, cur)?,
-                name: self.text(NAME, cur)?,
-            },
-            Class::IrqExit => Kind::IrqExit {
-                irq: self.int(IRQ_OR_VEC, cur)?,
-            },
-            Class::SoftirqRaise | Class::SoftirqEntry | Class::SoftirqExit => {
-                let vec = self.int(VEC, cur)?;
-                match class {
-                    Class::SoftirqRaise => Kind::SoftirqRaise { vec },
-                    Class::SoftirqEntry => Kind::SoftirqEntry { vec },
-                    _ => Kind::SoftirqExit { vec },
-                }
-            }
-            Class::PageAlloc => Kind::PageAlloc,
-            Class::PageFree => Kind::PageFree,
-            Class::StatedumpProcess => Kind::StatedumpProcess {
-                tid: self.int(TID, cur)?,
-                pid: self.int(PID, cur)?,
-                name: self.text(NAME, cur)?,
-                prio: self.int(PRIO, cur),
-            },
-            Class::StatedumpFd => Kind::StatedumpFd {
-                pid: self.int(PID, cur)?,
-                fd: self.io_int(0, cur)?,
-                flags: self.io_int(1, cur).unwrap_or(0),
-            },
-        })
-    }
-
-    fn io_int(&mut self, i: usize, cur: &StreamCursor) -> Option<i64> {
-        self.io[i].get(cur).and_then(|v| v.as_i64())
-    }
-
-    fn io_args(&mut self, cur: &StreamCursor) -> IoArgs {
-        // lttng-analyses takes a context `pid` only when the payload has none.
-        let ctx_pid = if self.io[8].get(cur).is_some() {
-            None
-        } else {
-            self.io_int(7, cur)
-        };
-        IoArgs {
-            fd: self.io_int(0, cur),
-            flags: self.io_int(1, cur),
-            fildes: self.io_int(2, cur),
-            oldfd: self.io_int(3, cur),
-            newfd: self.io_int(4, cur),
-            cmd: self.io_int(5, cur),
-            family: self.io_int(6, cur),
-            ctx_pid,
-            connect: cur.event_name() == "syscall_entry_connect",
-        }
+fn io_args<'c>(s: &mut impl Src<'c>) -> IoArgs {
+    // lttng-analyses takes a context `pid` only when the payload has none.
+    let ctx_pid = if s.has(IO_PAYLOAD_PID) {
+        None
+    } else {
+        s.int(IO_CTX_PID)
+    };
+    IoArgs {
+        fd: s.int(IO_FD),
+        flags: s.int(IO_FLAGS),
+        fildes: s.int(IO_FILDES),
+        oldfd: s.int(IO_OLDFD),
+        newfd: s.int(IO_NEWFD),
+        cmd: s.int(IO_CMD),
+        family: s.int(IO_FAMILY),
+        ctx_pid,
+        connect: s.name() == "syscall_entry_connect",
     }
 }

@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{IoOp, IoRq, Listener, Proc, State};
 use crate::stats::Durations;
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -171,6 +172,12 @@ impl Analysis for Iolatency {
         &METADATA
     }
 
+    fn interest(&self) -> Interest {
+        Interest {
+            syscalls: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, _ts: i64) {
         let log = self.log.is_some();
         *self = Iolatency::default();

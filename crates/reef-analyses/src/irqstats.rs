@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{HardIrq, Listener, SoftIrq, State};
 use crate::stats::Durations;
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -142,6 +143,12 @@ impl Analysis for Irqstats {
         &METADATA
     }
 
+    fn interest(&self) -> Interest {
+        Interest {
+            irqs: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, _ts: i64) {
         self.hard.clear();
         self.soft.clear();
@@ -346,6 +353,12 @@ impl Analysis for Irqlog {
         }
     }
 
+    fn interest(&self) -> Interest {
+        Interest {
+            irqs: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, ts: i64) {
         self.stats.begin(ts);
         self.log.clear();

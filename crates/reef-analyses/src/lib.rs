@@ -38,6 +38,7 @@ pub mod memtop;
 pub mod run;
 pub mod schedlog;
 pub mod schedstats;
+pub mod skim;
 pub mod state;
 pub mod stats;
 pub mod syscallstats;
@@ -61,6 +62,11 @@ pub trait Analysis: Listener {
         Self: Sized,
     {
         Self::metadata()
+    }
+    /// The events whose effect on the model it reports or reads (the
+    /// model then reads the others only for their time).
+    fn interest(&self) -> event::Interest {
+        event::Interest::ALL
     }
     /// The analysed period starts at `ts` (its first event).
     fn begin(&mut self, ts: i64);

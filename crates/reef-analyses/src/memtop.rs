@@ -14,6 +14,7 @@ type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::lami::{self, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State};
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -110,6 +111,12 @@ impl Analysis for Memtop {
         &METADATA
     }
 
+    fn interest(&self) -> Interest {
+        Interest {
+            pages: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, _ts: i64) {
         self.tids.clear();
     }

@@ -16,6 +16,7 @@
 
 use crate::lami::{self, col, Metadata, Table, TableClass};
 use crate::state::{Listener, State, Switch};
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -219,6 +220,9 @@ impl Analysis for Schedlog {
         }
     }
 
+    fn interest(&self) -> Interest {
+        Interest::SCHED
+    }
     fn begin(&mut self, _ts: i64) {
         self.log.clear();
     }

@@ -21,6 +21,7 @@ type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Switch};
 use crate::stats::{prio_list, Durations};
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -147,6 +148,9 @@ impl Analysis for Schedstats {
         &METADATA
     }
 
+    fn interest(&self) -> Interest {
+        Interest::SCHED
+    }
     fn begin(&mut self, _ts: i64) {
         self.total = Durations::default();
         self.tids.clear();

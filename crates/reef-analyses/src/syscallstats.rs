@@ -18,6 +18,7 @@ type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Syscall};
 use crate::stats::{errno_name, py_repr, Durations};
+use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -144,6 +145,12 @@ impl Analysis for Syscallstats {
         &METADATA
     }
 
+    fn interest(&self) -> Interest {
+        Interest {
+            syscalls: true,
+            ..Interest::SCHED
+        }
+    }
     fn begin(&mut self, _ts: i64) {
         self.tids.clear();
         if let Some(l) = &mut self.log {

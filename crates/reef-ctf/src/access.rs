@@ -39,6 +39,7 @@ use crate::decode::Value;
 use crate::model::EventClass;
 use crate::plan::{Node, Plan};
 use crate::stream::StreamCursor;
+use crate::trace::StreamPlans;
 
 /// A scalar field value borrowed from the cursor's stream data.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,8 +91,11 @@ impl<'a> FieldVal<'a> {
     /// stop at their first NUL, as babeltrace2 shows them).
     pub fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
         self.as_bytes().map(|b| {
-            let b = b.iter().position(|&c| c == 0).map_or(b, |n| &b[..n]);
-            String::from_utf8_lossy(b)
+            let b = memchr::memchr(0, b).map_or(b, |n| &b[..n]);
+            match std::str::from_utf8(b) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(b),
+            }
         })
     }
 }
@@ -117,8 +121,9 @@ const SPECIFIC: u8 = 2;
 const PAYLOAD: u8 = 3;
 const PACKET: u8 = 4;
 
-#[derive(Debug, Clone, Copy)]
-struct Loc {
+/// A member's place among a scope's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Loc {
     scope: u8,
     /// The member's node in the scope's plan.
     node: u32,
@@ -126,6 +131,21 @@ struct Loc {
     member: u32,
     /// Index of its first value in the scope's values, when fixed.
     fixed: Option<u32>,
+}
+
+impl Loc {
+    /// The member's value in `cur`'s current event.
+    #[inline]
+    fn value<'c>(&self, cur: &'c StreamCursor) -> Option<FieldVal<'c>> {
+        let sp = &cur.trace.class.streams[cur.stream];
+        let plan = scope_plan(sp, cur.event.event, self.scope);
+        let values = scope_values(cur, self.scope);
+        let idx = match self.fixed {
+            Some(i) => i as usize,
+            None => member_index(plan, values, self.member)?,
+        };
+        scalar(plan, self.node, values, idx, cur.data())
+    }
 }
 
 type Key = (usize, usize, usize);
@@ -171,20 +191,253 @@ impl Field {
         let loc = match self.last {
             Some((k, loc)) if k == key => loc,
             _ => {
-                let loc = *self
-                    .cache
-                    .entry(key)
-                    .or_insert_with(|| locate(cur, &self.name, self.scopes));
+                let loc = *self.cache.entry(key).or_insert_with(|| {
+                    let sp = &cur.trace.class.streams[cur.stream];
+                    locate(sp, cur.event.event, &self.name, self.scopes)
+                });
                 self.last = Some((key, loc));
                 loc
             }
         }?;
-        let (plan, values) = scope(cur, loc.scope);
-        let idx = match loc.fixed {
-            Some(i) => i as usize,
-            None => member_index(plan, values, loc.member)?,
+        loc.value(cur)
+    }
+
+    /// Where this field lies in the events of class `event` (index into
+    /// the stream class's events) of stream class `stream` of `trace`, to
+    /// read it from many events without looking it up again. With `raw`,
+    /// the events of that class are read without their values
+    /// ([`StreamCursor::values_of`] does not mark it): a field of their
+    /// body is then found in their bytes, when it can be.
+    pub fn locate(&self, trace: &crate::Trace, stream: usize, event: usize, raw: bool) -> Located {
+        let sp = &trace.class.streams[stream];
+        let Some(loc) = locate(sp, event, &self.name, self.scopes) else {
+            return Located::Absent;
         };
-        scalar(plan, loc.node, values, idx, cur.data())
+        if !raw || loc.scope == PACKET {
+            return Located::At(FieldLoc::Values(loc));
+        }
+        if loc.scope != PAYLOAD && loc.scope != SPECIFIC {
+            return Located::NeedsValues;
+        }
+        match raw_field(sp, event, loc) {
+            Some(Some(f)) => Located::At(FieldLoc::Raw(f)),
+            // Not a scalar: `get` would give nothing.
+            Some(None) => Located::Absent,
+            None => Located::NeedsValues,
+        }
+    }
+}
+
+/// What [`Field::locate`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Located {
+    /// No scope has the field (or it is not a scalar): no value.
+    Absent,
+    At(FieldLoc),
+    /// The field is there, but only the event's values can give it (its
+    /// class must be read with its values).
+    NeedsValues,
+}
+
+/// A field's place in the events of one class ([`Field::locate`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FieldLoc {
+    /// Among the values the cursor keeps (the packet context's, or those
+    /// of an event whose values are kept).
+    Values(Loc),
+    /// In the bytes of the event's body.
+    Raw(RawField),
+}
+
+impl FieldLoc {
+    /// Whether the field is in the packet context (the same for every
+    /// event of a packet).
+    pub fn in_packet(&self) -> bool {
+        matches!(self, FieldLoc::Values(l) if l.scope == PACKET)
+    }
+
+    /// The field's value in an event of its class, the current event of
+    /// `cur` or one that [`StreamCursor::skim_bodies`] crossed in the
+    /// current packet, whose body lies at `body`.
+    #[inline(always)]
+    pub fn get<'c>(&self, cur: &'c StreamCursor, body: RawBody) -> Option<FieldVal<'c>> {
+        match self {
+            FieldLoc::Values(loc) => loc.value(cur),
+            FieldLoc::Raw(f) => f.get(cur.data(), body),
+        }
+    }
+}
+
+/// Where an event's body (specific context, then payload) lies in the
+/// bytes of its file: byte offsets of its start and of the event's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RawBody {
+    pub body: usize,
+    pub end: usize,
+}
+
+impl RawBody {
+    /// The body of `cur`'s current event.
+    pub fn of(cur: &StreamCursor) -> RawBody {
+        RawBody {
+            body: cur.event.body as usize,
+            end: cur.event.end as usize,
+        }
+    }
+}
+
+/// A scalar field of an event class whose body a skim crosses
+/// ([`crate::prog::Skim`]: byte-aligned fields and strings), at a fixed
+/// distance from the start of the body (before its first string) or from
+/// its end (after its last string).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawField {
+    from_end: bool,
+    off: u32,
+    kind: RawKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RawKind {
+    Int { bytes: u8, signed: bool, le: bool },
+    /// A text array of this many bytes.
+    Text(u32),
+    /// A NUL-terminated string.
+    Str,
+}
+
+impl RawField {
+    /// The value in the bytes of an event's body: what the decoder would
+    /// have given (`None` if the bytes are not there).
+    #[inline(always)]
+    pub fn get<'d>(&self, data: &'d [u8], b: RawBody) -> Option<FieldVal<'d>> {
+        let off = self.off as usize;
+        let at = if self.from_end {
+            b.end.checked_sub(off)?
+        } else {
+            b.body + off
+        };
+        match self.kind {
+            RawKind::Int { bytes, signed, le } => {
+                // One load of 8 bytes where the data has them, the
+                // integer's bytes kept by shifts.
+                let shift = 64 - u32::from(bytes) * 8;
+                let raw = match data.get(at..).and_then(|d| d.first_chunk::<8>()) {
+                    Some(w) if le => (u64::from_le_bytes(*w) << shift) >> shift,
+                    Some(w) => u64::from_be_bytes(*w) >> shift,
+                    None => {
+                        let w = data.get(at..at + usize::from(bytes))?;
+                        let fold = |acc: u64, (i, &b): (usize, &u8)| {
+                            let k = if le { i } else { w.len() - 1 - i };
+                            acc | u64::from(b) << (8 * k)
+                        };
+                        w.iter().enumerate().fold(0, fold)
+                    }
+                };
+                Some(if signed {
+                    FieldVal::I(((raw << shift) as i64) >> shift)
+                } else {
+                    FieldVal::U(raw)
+                })
+            }
+            RawKind::Text(len) => data.get(at..at + len as usize).map(FieldVal::Str),
+            RawKind::Str => {
+                let hay = data.get(at..b.end)?;
+                memchr::memchr(0, hay).map(|n| FieldVal::Str(&hay[..n]))
+            }
+        }
+    }
+}
+
+/// The [`RawField`] of the member `loc` (of the payload or specific
+/// context) of event class `event`: `None` if the class has no skim or
+/// the member is not at a fixed distance from the body's start or end;
+/// `Some(None)` if it is not a scalar.
+fn raw_field(sp: &StreamPlans, event: usize, loc: Loc) -> Option<Option<RawField>> {
+    let ep = &sp.events[event];
+    ep.skim.as_ref()?;
+    // The body's parts (bytes between strings), and the member's place:
+    // (part, offset in it) of its first byte.
+    let mut parts = vec![0u32];
+    let mut found = None;
+    for (s, plan) in [(SPECIFIC, &ep.context), (PAYLOAD, &ep.payload)] {
+        let Some(root) = plan.root else { continue };
+        let Node::Struct { first, count, .. } = plan.nodes[root as usize] else {
+            return None;
+        };
+        for m in 0..count {
+            let node = plan.children[(first + m) as usize];
+            let here = (parts.len() - 1, *parts.last()?);
+            let is_str = matches!(plan.nodes[node as usize], Node::String);
+            if is_str {
+                parts.push(0);
+            } else {
+                *parts.last_mut()? += bytes_of(plan, node)?;
+            }
+            if s == loc.scope && m == loc.member {
+                found = Some((here, raw_kind(plan, node)));
+            }
+        }
+    }
+    let ((part, off), kind) = found?;
+    let Some(kind) = kind? else {
+        return Some(None);
+    };
+    let last = parts.len() - 1;
+    if part == 0 {
+        Some(Some(RawField {
+            from_end: false,
+            off,
+            kind,
+        }))
+    } else if part == last && kind != RawKind::Str {
+        Some(Some(RawField {
+            from_end: true,
+            off: parts[last] - off,
+            kind,
+        }))
+    } else {
+        None
+    }
+}
+
+/// Bytes of a node of a skimmed body (no strings inside).
+fn bytes_of(plan: &Plan, n: u32) -> Option<u32> {
+    match plan.nodes[n as usize] {
+        Node::Int { size, .. } | Node::BigInt { size, .. } | Node::Float { size, .. } => {
+            (size % 8 == 0).then_some(size / 8)
+        }
+        Node::Struct { first, count, .. } => (first..first + count)
+            .map(|i| bytes_of(plan, plan.children[i as usize]))
+            .try_fold(0u32, |acc, b| acc.checked_add(b?)),
+        Node::Array {
+            length, elem, text, ..
+        } => {
+            let each = if text { 1 } else { bytes_of(plan, elem)? };
+            u32::try_from(length).ok()?.checked_mul(each)
+        }
+        Node::String | Node::Sequence { .. } | Node::Variant { .. } => None,
+    }
+}
+
+/// How a member of a skimmed body reads as a scalar: `Some(None)` if it
+/// is not one, `None` if it is one that is not read in bytes here (a float,
+/// an integer of an odd size).
+fn raw_kind(plan: &Plan, n: u32) -> Option<Option<RawKind>> {
+    match plan.nodes[n as usize] {
+        Node::Int {
+            size, signed, le, ..
+        } if matches!(size, 8 | 16 | 32 | 64) => Some(Some(RawKind::Int {
+            bytes: (size / 8) as u8,
+            signed,
+            le,
+        })),
+        Node::Array {
+            length, text: true, ..
+        } => Some(Some(RawKind::Text(u32::try_from(length).ok()?))),
+        Node::String => Some(Some(RawKind::Str)),
+        Node::Int { .. } | Node::Float { .. } => None,
+        _ => Some(None),
     }
 }
 
@@ -197,7 +450,14 @@ impl StreamCursor {
 
     /// The current event's name.
     pub fn event_name(&self) -> &str {
-        &self.event_class().name
+        self.class_name(self.event.event)
+    }
+
+    /// The name of event class `event` (index into the stream class's
+    /// events, as [`crate::EventData::event`]).
+    pub fn class_name(&self, event: usize) -> &str {
+        let sp = &self.trace.class.streams[self.stream];
+        &self.trace.class.meta.streams[sp.class].events[sp.events[event].class].name
     }
 
     /// The current event's time in nanoseconds from its clock's origin, if
@@ -208,19 +468,28 @@ impl StreamCursor {
     }
 }
 
-fn scope(cur: &StreamCursor, s: u8) -> (&Plan, &[Value]) {
-    let sp = &cur.trace.class.streams[cur.stream];
-    let ev = &cur.event;
+fn scope_plan(sp: &StreamPlans, event: usize, s: u8) -> &Plan {
     match s {
-        HEADER => (&sp.event_header, ev.header()),
-        COMMON => (&sp.event_common_context, ev.common_context()),
-        SPECIFIC => (&sp.events[ev.event].context, ev.specific_context()),
-        PAYLOAD => (&sp.events[ev.event].payload, ev.payload()),
-        _ => (&sp.packet_context, &cur.packet_context),
+        HEADER => &sp.event_header,
+        COMMON => &sp.event_common_context,
+        SPECIFIC => &sp.events[event].context,
+        PAYLOAD => &sp.events[event].payload,
+        _ => &sp.packet_context,
     }
 }
 
-fn locate(cur: &StreamCursor, name: &str, scopes: Scopes) -> Option<Loc> {
+fn scope_values(cur: &StreamCursor, s: u8) -> &[Value] {
+    let ev = &cur.event;
+    match s {
+        HEADER => ev.header(),
+        COMMON => ev.common_context(),
+        SPECIFIC => ev.specific_context(),
+        PAYLOAD => ev.payload(),
+        _ => &cur.packet_context,
+    }
+}
+
+fn locate(sp: &StreamPlans, event: usize, name: &str, scopes: Scopes) -> Option<Loc> {
     let order: &[u8] = match scopes {
         Scopes::Any => &[PAYLOAD, SPECIFIC, COMMON, HEADER, PACKET],
         Scopes::Payload => &[PAYLOAD],
@@ -229,7 +498,7 @@ fn locate(cur: &StreamCursor, name: &str, scopes: Scopes) -> Option<Loc> {
         Scopes::PacketContext => &[PACKET],
     };
     for &s in order {
-        let (plan, _) = scope(cur, s);
+        let plan = scope_plan(sp, event, s);
         let Some(root) = plan.root else { continue };
         let Node::Struct { first, count, .. } = plan.nodes[root as usize] else {
             continue;
@@ -513,5 +782,74 @@ mod tests {
         }
         std::fs::remove_dir_all(&tmp).ok();
         assert_eq!(got, vec![(42, "hi".to_string()), (43, String::new())]);
+    }
+
+    /// Every field of a skimmed class read in the bytes of its events
+    /// (before and after a string, signed, big-endian, text) gives what
+    /// its values give.
+    #[test]
+    fn raw_fields_match_values() {
+        let meta = r#"
+            /* CTF 1.8 */
+            typealias integer { size = 8; align = 8; signed = false; } := u8;
+            typealias integer { size = 8; align = 8; signed = true; encoding = UTF8; } := ch;
+            typealias integer { size = 16; align = 8; signed = true; byte_order = be; } := i16be;
+            typealias integer { size = 32; align = 8; signed = false; } := u32;
+            typealias integer { size = 64; align = 8; signed = true; } := i64;
+            trace { major = 1; minor = 8; byte_order = le; };
+            event {
+                name = "ev";
+                fields := struct {
+                    u8 _a;
+                    ch t[4];
+                    i16be b;
+                    string s;
+                    u32 after;
+                    i64 neg;
+                    struct { u8 x; u8 y; } st;
+                };
+            };
+        "#;
+        let tmp = std::env::temp_dir().join(format!("reef-access-raw-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(tmp.join("metadata"), meta).unwrap();
+        let mut data = Vec::new();
+        for (i, text) in [&b"ab\0\0"[..], b"wxyz"].iter().enumerate() {
+            data.push(7 + i as u8);
+            data.extend_from_slice(text);
+            data.extend_from_slice(&(-300i16 + i as i16).to_be_bytes());
+            data.extend_from_slice(if i == 0 { b"hello\0" } else { b"\0" });
+            data.extend_from_slice(&(0xdead_beefu32 + i as u32).to_le_bytes());
+            data.extend_from_slice(&(-5i64 - i as i64).to_le_bytes());
+            data.extend_from_slice(&[1, 2]);
+        }
+        std::fs::write(tmp.join("stream"), &data).unwrap();
+        let trace = Arc::new(crate::Trace::open(&tmp).unwrap());
+        let mut full = StreamCursor::new(trace.clone(), 0);
+        let mut skim = StreamCursor::new(trace.clone(), 0);
+        skim.skip_values(true);
+        let names = ["a", "t", "b", "s", "after", "neg", "st", "none"];
+        let mut seen = 0;
+        while let Some(item) = full.next().unwrap() {
+            assert_eq!(item, Item::Event);
+            assert_eq!(skim.next_skimmed().unwrap(), Some(Item::Event));
+            assert!(skim.event.values.is_empty());
+            for n in names {
+                let f = Field::new(n);
+                let by_values = Field::new(n).get(&full);
+                let got = match f.locate(&trace, skim.stream, skim.event.event, true) {
+                    Located::At(loc) => loc.get(&skim, RawBody::of(&skim)),
+                    Located::Absent => None,
+                    Located::NeedsValues => panic!("{n}: not found in bytes"),
+                };
+                assert_eq!(got, by_values, "field {n}");
+                if n != "st" && n != "none" {
+                    assert!(got.is_some(), "field {n}");
+                }
+            }
+            seen += 1;
+        }
+        std::fs::remove_dir_all(&tmp).ok();
+        assert_eq!(seen, 2);
     }
 }

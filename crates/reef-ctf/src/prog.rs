@@ -344,6 +344,17 @@ impl Skim {
                         parts.push(0);
                         0
                     }
+                    // A text array of fixed length (LTTng's `char comm[16]`):
+                    // its bytes, which the tree decoder keeps as they are.
+                    Op::Tree { node } => match plan.nodes[node as usize] {
+                        Node::Array {
+                            length,
+                            align,
+                            text: true,
+                            ..
+                        } if align <= 8 => length.checked_mul(8)?,
+                        _ => return None,
+                    },
                     _ => return None,
                 };
                 *parts.last_mut()? += bits / 8;

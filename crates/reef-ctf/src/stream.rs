@@ -64,6 +64,11 @@ pub struct EventData {
     pub bounds: [usize; 4],
     /// Byte offset of the event in its file.
     pub offset: u64,
+    /// Byte offsets in its file of the event's body (its specific context,
+    /// then payload) and of its end: where [`crate::access::RawField`]s
+    /// read the fields of an event whose values were not kept.
+    pub body: u64,
+    pub end: u64,
 }
 
 impl EventData {
@@ -709,7 +714,9 @@ impl StreamCursor {
     fn decode_event<const KEEP: bool>(&mut self) -> Result<(), Error> {
         let mut p = self.event_parts();
         p.event.offset = p.cur.pos / 8;
-        let idx = p.decode::<KEEP>()?;
+        let (idx, body) = p.decode::<KEEP>()?;
+        p.event.body = body / 8;
+        p.event.end = p.cur.pos / 8;
         let EventParts {
             sp,
             st,
@@ -791,6 +798,19 @@ impl StreamCursor {
         hi: u64,
         mut f: impl FnMut(usize, u64),
     ) -> Result<bool, Error> {
+        self.skim_bodies(last, hi, |e| f(e.class, e.cycles))
+    }
+
+    /// [`StreamCursor::skim_each`] for readers that also read fields of
+    /// the events passed to `f`, in their bytes ([`Skimmed::body`] and
+    /// [`crate::access::RawField`]): the bytes of the current packet, in
+    /// [`StreamCursor::data`], until the cursor leaves it.
+    pub fn skim_bodies(
+        &mut self,
+        last: &mut u64,
+        hi: u64,
+        mut f: impl FnMut(Skimmed),
+    ) -> Result<bool, Error> {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
             return Ok(false);
         }
@@ -804,7 +824,7 @@ impl StreamCursor {
         while p.cur.pos < p.cur.end {
             let (start, clock) = (p.cur.pos, p.st.clock);
             // Decoded once: the values of wanted classes are kept.
-            let idx = match p.decode::<false>() {
+            let (idx, body) = match p.decode::<false>() {
                 Ok(i) => i,
                 Err(e) => {
                     result = Err(e);
@@ -821,16 +841,39 @@ impl StreamCursor {
             *last = cy;
             if want.is_some_and(|w| w.get(idx) == Some(&true)) {
                 p.event.offset = start / 8;
+                p.event.body = body / 8;
+                p.event.end = p.cur.pos / 8;
                 p.event.event = idx;
                 p.event.ts = Some(cy);
                 result = Ok(true);
                 break;
             }
-            f(idx, cy);
+            f(Skimmed {
+                class: idx,
+                cycles: cy,
+                offset: start / 8,
+                body: crate::access::RawBody {
+                    body: (body / 8) as usize,
+                    end: (p.cur.pos / 8) as usize,
+                },
+            });
         }
         self.pos = p.cur.pos;
         result
     }
+}
+
+/// An event [`StreamCursor::skim_bodies`] crossed.
+#[derive(Debug, Clone, Copy)]
+pub struct Skimmed {
+    /// Index into the stream class's events.
+    pub class: usize,
+    /// Its time, in cycles of the stream's clock.
+    pub cycles: u64,
+    /// Byte offset of the event in its file.
+    pub offset: u64,
+    /// Where its body lies in the packet's file.
+    pub body: crate::access::RawBody,
 }
 
 /// The parts of a [`StreamCursor`] that decoding its current event uses.
@@ -847,7 +890,7 @@ struct EventParts<'a> {
 impl EventParts<'_> {
     /// [`decode_one`] at the cursor, into the event's values and bounds.
     #[inline(always)]
-    fn decode<const KEEP: bool>(&mut self) -> Result<usize, Error> {
+    fn decode<const KEEP: bool>(&mut self) -> Result<(usize, u64), Error> {
         decode_one::<KEEP>(
             self.class,
             self.sp,
@@ -874,7 +917,7 @@ fn packet_cursor<'d>(data: &'d [u8], packet: &PacketInfo, pos: u64) -> Cursor<'d
 
 /// Decodes the event at `cur` (its four scopes) into `values`, with the
 /// scope bounds in `bounds`, and returns its class (index into
-/// `sp.events`). With `KEEP` false the values are not kept: `values` is
+/// `sp.events`) and the bit offset of its body (specific context). With `KEEP` false the values are not kept: `values` is
 /// only scratch and `bounds` is left as it is. With `want`, the context
 /// and payload values of the classes it does not mark are not kept.
 #[inline(always)]
@@ -888,7 +931,7 @@ fn decode_one<const KEEP: bool>(
     bounds: &mut [usize; 4],
     cur: &mut Cursor,
     want: Option<&[bool]>,
-) -> Result<usize, Error> {
+) -> Result<(usize, u64), Error> {
     let start = cur.pos;
     let packet_offset = cur.base / 8;
     prefetch(cur.data, (start / 8) as usize + PREFETCH_AHEAD);
@@ -949,6 +992,7 @@ fn decode_one<const KEEP: bool>(
         }
     };
     let ep = &sp.events[idx];
+    let body = cur.pos;
     // Whether this class's context and payload values are kept: with
     // `KEEP` unless `want` leaves it out, without only if `want` marks it.
     let marked = |dflt: bool| want.map_or(dflt, |w| w.get(idx).copied().unwrap_or(dflt));
@@ -991,7 +1035,7 @@ fn decode_one<const KEEP: bool>(
             msg: "event occupies no bits: the packet would never end".into(),
         });
     }
-    Ok(idx)
+    Ok((idx, body))
 }
 
 /// How far ahead of the event being decoded its stream's bytes are
