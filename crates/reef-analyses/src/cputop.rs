@@ -20,9 +20,9 @@ use rustc_hash::FxBuildHasher;
 
 type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
+use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{Listener, Proc, State, Switch};
-use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {

@@ -423,9 +423,7 @@ impl ClassInfo {
         };
         probe.int(CPU_ID);
         let _ = kind(class, &mut probe);
-        info.cpu_in_packet = info
-            .loc(CPU_ID)
-            .is_some_and(|l| l.in_packet());
+        info.cpu_in_packet = info.loc(CPU_ID).is_some_and(|l| l.in_packet());
         info
     }
 
@@ -468,8 +466,7 @@ impl Probe<'_, '_> {
             return true;
         }
         let (name, scopes) = FIELDS[f];
-        match Field::in_scopes(name, scopes).locate(self.trace, self.stream, self.event, self.raw)
-        {
+        match Field::in_scopes(name, scopes).locate(self.trace, self.stream, self.event, self.raw) {
             Located::At(loc) => {
                 self.info.slot[f] = self.info.locs.len() as u8;
                 self.info.locs.push(loc);
@@ -564,11 +561,15 @@ impl Decoder {
             cur.event.event,
         );
         if self.last != Some(key) {
-            self.classes
-                .entry(key)
-                .or_insert_with(|| {
-                    ClassInfo::new(&cur.trace, cur.stream, cur.event.event, false, self.interest)
-                });
+            self.classes.entry(key).or_insert_with(|| {
+                ClassInfo::new(
+                    &cur.trace,
+                    cur.stream,
+                    cur.event.event,
+                    false,
+                    self.interest,
+                )
+            });
             self.last = Some(key);
         }
         let info = &self.classes[&key];

@@ -16,10 +16,10 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{IoOp, IoRq, Listener, Proc, State};
 use crate::stats::Durations;
-use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {

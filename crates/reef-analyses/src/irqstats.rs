@@ -13,10 +13,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{HardIrq, Listener, SoftIrq, State};
 use crate::stats::Durations;
-use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {

@@ -7,8 +7,8 @@ use reef_ctf::EnvValue;
 use reef_read::{ReadOptions, Source};
 
 use crate::event::{Decoder, Event};
-use crate::skim;
 use crate::lami::Table;
+use crate::skim;
 use crate::{Analysis, Runner};
 
 /// Why an analysis could not start.

@@ -14,9 +14,9 @@
 //! ([`Schedlog::freq`]: a frequency distribution in total, per woken
 //! thread by tid, per priority; see [`crate::stats::freq_rows`]).
 
+use crate::event::Interest;
 use crate::lami::{self, col, Metadata, Table, TableClass};
 use crate::state::{Listener, State, Switch};
-use crate::event::Interest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {

@@ -40,8 +40,6 @@ struct Rec {
     ns: i64,
     class: u32,
     what: What,
-    /// Byte offset of the message in its file.
-    offset: u64,
     body: RawBody,
 }
 
@@ -57,6 +55,9 @@ struct Stream {
     last_cy: u64,
     /// Time of the stream's last timed message.
     last_ns: i64,
+    /// Byte offset in its file of the message of `buf[0]` (the only one
+    /// that can be out of order: `skim_bodies` stops before the others).
+    first_offset: u64,
     /// The `cpu_id` of the packet the records in `buf` are from.
     cpu: Option<i64>,
     /// The error that ended the batch in `buf`, given once it is read.
@@ -80,6 +81,7 @@ impl Stream {
         if item == Item::Event {
             self.cpu = packet_cpu(&self.cur);
         }
+        self.first_offset = self.cur.event.offset;
         let Stream {
             cur,
             conv,
@@ -89,7 +91,7 @@ impl Stream {
             last_ns,
             ..
         } = self;
-        let mut push = |cycles: Option<u64>, class: usize, what: What, offset: u64, body| {
+        let mut push = |cycles: Option<u64>, class: usize, what: What, body| {
             let (ns, what) = match cycles.and_then(|cy| conv.ns(cy)) {
                 Some(ns) => {
                     *last_ns = ns;
@@ -101,7 +103,6 @@ impl Stream {
                 ns,
                 class: class as u32,
                 what,
-                offset,
                 body,
             });
         };
@@ -110,13 +111,7 @@ impl Stream {
                 let class = cur.event.event;
                 let values = want[class];
                 let what = if values { What::Values } else { What::Raw };
-                push(
-                    cur.event.ts,
-                    class,
-                    what,
-                    cur.event.offset,
-                    RawBody::of(cur),
-                );
+                push(cur.event.ts, class, what, RawBody::of(cur));
                 if values {
                     return Ok(());
                 }
@@ -124,20 +119,20 @@ impl Stream {
                     *last_cy = cy;
                 }
             }
-            Item::DiscardedEvents { begin, end, .. } | Item::DiscardedPackets { begin, end, .. } => {
-                push(begin.or(end), 0, What::Notice, 0, RawBody::default());
+            Item::DiscardedEvents { begin, end, .. }
+            | Item::DiscardedPackets { begin, end, .. } => {
+                push(begin.or(end), 0, What::Notice, RawBody::default());
                 return Ok(());
             }
         }
         let run = cur.skim_bodies(last_cy, u64::MAX, |e| {
-            push(Some(e.cycles), e.class, What::Raw, e.offset, e.body)
+            push(Some(e.cycles), e.class, What::Raw, e.body)
         });
         match run {
             Ok(true) => push(
                 cur.event.ts,
                 cur.event.event,
                 What::Values,
-                cur.event.offset,
                 RawBody::of(cur),
             ),
             Ok(false) => {}
@@ -215,6 +210,7 @@ pub fn for_each_event<E>(
                 at: 0,
                 last_cy: 0,
                 last_ns: i64::MIN,
+                first_offset: 0,
                 cpu: None,
                 error: None,
                 done: false,
@@ -233,11 +229,13 @@ pub fn for_each_event<E>(
     let mut heads: Vec<i64> = streams.iter().map(|s| s.buf[0].ns).collect();
     let mut last = i64::MIN;
     while !heads.is_empty() {
-        let mut i = 0;
+        // The first of the earliest (streams alternate unpredictably: no
+        // branch on which).
+        let (mut i, mut min) = (0, heads[0]);
         for (k, &h) in heads.iter().enumerate().skip(1) {
-            if h < heads[i] {
-                i = k;
-            }
+            let earlier = h < min;
+            i = if earlier { k } else { i };
+            min = if earlier { h } else { min };
         }
         let s = &mut streams[i];
         let r = s.buf[s.at];
@@ -245,7 +243,7 @@ pub fn for_each_event<E>(
             return Ok(Some(
                 reef_ctf::Error::Stream {
                     path: s.cur.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
-                    offset: r.offset,
+                    offset: s.first_offset,
                     msg: format!(
                         "time goes backwards: message at {} ns from origin follows one at {last} ns",
                         r.ns

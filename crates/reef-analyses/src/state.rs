@@ -178,10 +178,68 @@ pub trait Listener {
 pub struct Nobody;
 impl Listener for Nobody {}
 
+/// The CPUs the model knows, by number: a table for the small numbers
+/// CPUs have (a lookup per event), a map for others.
+#[derive(Debug, Default)]
+pub struct Cpus {
+    table: Vec<Option<Cpu>>,
+    other: HashMap<i64, Cpu>,
+    len: usize,
+}
+
+/// CPU numbers below this are kept in [`Cpus`]' table.
+const CPU_TABLE: i64 = 1 << 12;
+
+impl Cpus {
+    /// Number of CPUs known.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, id: i64) -> Option<&Cpu> {
+        match usize::try_from(id) {
+            Ok(i) if id < CPU_TABLE => self.table.get(i)?.as_ref(),
+            _ => self.other.get(&id),
+        }
+    }
+
+    /// CPU `id`, known from now on.
+    #[inline]
+    fn entry(&mut self, id: i64) -> &mut Cpu {
+        let slot = match usize::try_from(id) {
+            Ok(i) if id < CPU_TABLE => {
+                if i >= self.table.len() {
+                    self.table.resize_with(i + 1, || None);
+                }
+                &mut self.table[i]
+            }
+            _ => {
+                if !self.other.contains_key(&id) {
+                    self.len += 1;
+                }
+                return self.other.entry(id).or_default();
+            }
+        };
+        if slot.is_none() {
+            self.len += 1;
+        }
+        slot.get_or_insert_with(Cpu::default)
+    }
+
+    /// Every CPU known.
+    pub fn values(&self) -> impl Iterator<Item = &Cpu> {
+        self.table.iter().flatten().chain(self.other.values())
+    }
+}
+
 /// The model.
 #[derive(Debug, Default)]
 pub struct State {
-    pub cpus: HashMap<i64, Cpu>,
+    pub cpus: Cpus,
     pub tids: HashMap<i64, Proc>,
     /// Pages allocated minus freed, never below 0.
     pub page_count: u64,
@@ -193,7 +251,7 @@ impl State {
     }
 
     fn cpu(&mut self, id: i64) -> &mut Cpu {
-        self.cpus.entry(id).or_default()
+        self.cpus.entry(id)
     }
 
     fn proc(&mut self, tid: i64) -> &mut Proc {
@@ -208,7 +266,7 @@ impl State {
 
     /// The thread running on `cpu`, if known.
     fn running(&self, cpu: Option<i64>) -> Option<i64> {
-        self.cpus.get(&cpu?)?.current_tid
+        self.cpus.get(cpu?)?.current_tid
     }
 
     fn check_prio(&mut self, ts: i64, tid: i64, prio: i64, l: &mut impl Listener) {
@@ -411,7 +469,7 @@ impl State {
                 }
                 self.tids.entry(*tid).or_insert_with(|| Proc::new(*tid));
                 self.check_prio(ts, *tid, *prio, l);
-                let waker = self.cpus[&cpu].current_tid;
+                let waker = self.running(Some(cpu));
                 let p = self.proc(*tid);
                 if p.last_wakeup.is_none() {
                     p.last_wakeup = Some(ts);

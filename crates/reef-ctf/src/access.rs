@@ -91,7 +91,7 @@ impl<'a> FieldVal<'a> {
     /// stop at their first NUL, as babeltrace2 shows them).
     pub fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
         self.as_bytes().map(|b| {
-            let b = memchr::memchr(0, b).map_or(b, |n| &b[..n]);
+            let b = crate::prog::find_nul(b).map_or(b, |n| &b[..n]);
             match std::str::from_utf8(b) {
                 Ok(s) => std::borrow::Cow::Borrowed(s),
                 Err(_) => String::from_utf8_lossy(b),
@@ -299,7 +299,11 @@ pub struct RawField {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RawKind {
-    Int { bytes: u8, signed: bool, le: bool },
+    Int {
+        bytes: u8,
+        signed: bool,
+        le: bool,
+    },
     /// A text array of this many bytes.
     Text(u32),
     /// A NUL-terminated string.

@@ -453,7 +453,7 @@ impl QuickSkim {
 /// The index of the first NUL byte: most strings of a trace are short,
 /// so the first 8 bytes are tested as one word before calling `memchr`.
 #[inline(always)]
-fn find_nul(hay: &[u8]) -> Option<usize> {
+pub(crate) fn find_nul(hay: &[u8]) -> Option<usize> {
     if let Some(w) = hay.first_chunk::<8>() {
         let v = u64::from_le_bytes(*w);
         let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The timing half of bench/analyses/run.sh (which installs lttng-analyses
+and makes the traces): every kernel analysis of reef against its
+lttng-analyses 0.6.1 command, then reef's events/s on a large trace.
+
+    bench.py REEF VENV_BIN TRACES_DIR BIG_TRACE RUNS LTTNG_RUNS SKIP_VALIDATION
+
+TRACES_DIR holds one directory per compared trace, each holding a `kernel`
+trace (lttng-analyses' layout); BIG_TRACE is the large synthetic trace.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+reef, vbin, traces_dir, big, runs, lttng_runs, skip_validation = sys.argv[1:8]
+runs, lttng_runs, skip_validation = int(runs), int(lttng_runs), skip_validation == "1"
+
+# reef's command: (lttng-analyses' command, options both take). A command
+# reef does not have yet (`reef CMD --help` fails) is left out.
+ANALYSES = {
+    "cputop": ("lttng-cputop", []),
+    "syscallstats": ("lttng-syscallstats", []),
+    "irqstats": ("lttng-irqstats", []),
+    "schedstats": ("lttng-schedstats", ["--total", "--per-tid", "--per-prio"]),
+    "iolatency": ("lttng-iolatencystats", []),
+    "memtop": ("lttng-memtop", []),
+    "schedlog": ("lttng-schedlog", []),
+    "irqlog": ("lttng-irqlog", []),
+    "schedtop": ("lttng-schedtop", []),
+    "schedfreq": ("lttng-schedfreq", ["--total", "--per-tid", "--per-prio"]),
+    "irqfreq": ("lttng-irqfreq", []),
+    "iolog": ("lttng-iolog", []),
+    "iolatencytop": ("lttng-iolatencytop", []),
+    "iolatencyfreq": ("lttng-iolatencyfreq", []),
+    "iousagetop": ("lttng-iousagetop", []),
+}
+
+
+def have(cmd):
+    return subprocess.run([reef, cmd, "--help"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def wall(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def events(trace):
+    out = subprocess.run([reef, "check", trace], check=True, capture_output=True, text=True).stdout
+    return sum(int(line.split("events: ")[1].split()[0])
+               for line in out.splitlines() if "events: " in line)
+
+
+def same(a, b):
+    """The same JSON, numbers to 1e-9 relative."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= 1e-9 * max(abs(b), 1e-300)
+    return a == b
+
+
+def agree(ours, theirs):
+    """'same', 'same rows' (a log whose events at one time come in another
+    order: lttng-analyses reads with babeltrace 1.5), or None."""
+    if same(ours, theirs):
+        return "same"
+    try:
+        a, b = ours["results"], theirs["results"]
+        key = lambda row: json.dumps(row, sort_keys=True)
+        if len(a) == len(b) and all(
+                same({**x, "data": sorted(x["data"], key=key)}, {**y, "data": sorted(y["data"], key=key)})
+                for x, y in zip(a, b)):
+            return "same rows"
+    except (KeyError, TypeError):
+        pass
+    return None
+
+
+cmds = [c for c in ANALYSES if have(c)]
+missing = [c for c in ANALYSES if c not in cmds]
+traces = sorted(os.listdir(traces_dir), key=lambda t: (t == "synthetic", t))
+counts = {t: events(os.path.join(traces_dir, t)) for t in traces}
+
+hdr = f"{'analysis':<14} {'trace':<15} {'events':>8} {'reef':>8} {'lttng':>9} {'ratio':>7}"
+if skip_validation:
+    hdr += f" {'lttng --skip-v.':>16} {'ratio':>7}"
+print(hdr + "  LAMI")
+for c in cmds:
+    lttng, opts = ANALYSES[c]
+    for t in traces:
+        d = os.path.join(traces_dir, t)
+        # Both must succeed, and give the same results, before timing.
+        ours = json.loads(subprocess.run([reef, c, "--lami", *opts, d], check=True,
+                                         capture_output=True, text=True).stdout)
+        theirs = json.loads(subprocess.run([os.path.join(vbin, lttng + "-mi"), *opts, d],
+                                           check=True, capture_output=True, text=True).stdout)
+        verdict = agree(ours, theirs)
+        if verdict is None:
+            sys.exit(f"{c} on {t}: reef and {lttng} disagree; not timing")
+        # lttng-analyses is slow: fewer runs on the synthetic trace.
+        n_lttng = 1 if t == "synthetic" else lttng_runs
+        r, l, s = [], [], []
+        for i in range(max(runs, n_lttng)):  # interleaved: load changes hit both
+            if i < runs:
+                r.append(wall([reef, c, *opts, d]))
+            if i < n_lttng:
+                l.append(wall([os.path.join(vbin, lttng), "--no-progress", *opts, d]))
+                if skip_validation:
+                    s.append(wall([os.path.join(vbin, lttng), "--no-progress", "--skip-validation",
+                                   *opts, d]))
+        mr, ml = statistics.median(r), statistics.median(l)
+        line = f"{c:<14} {t:<15} {counts[t]:>8} {mr:>7.3f}s {ml:>8.3f}s {ml / mr:>6.0f}x"
+        if skip_validation:
+            ms = statistics.median(s)
+            line += f" {ms:>15.3f}s {ms / mr:>6.0f}x"
+        print(line + "  " + verdict, flush=True)
+print(f"(medians: reef {runs} runs, lttng-analyses {lttng_runs} on the real traces and 1 on the "
+      f"synthetic one; lttng timed as users run it, with its trace validation; LAMI: reef "
+      f"--lami vs lttng's -mi command, checked before timing)")
+if missing:
+    print("not in this reef: " + ", ".join(missing))
+
+print()
+n = events(big)
+print(f"events/s on {big} ({n} events; median of {runs} runs)")
+print(f"{'command':<28} {'seconds':>8} {'events/s':>12}")
+rows = [("check", ["check", big]), ("check -j1", ["check", "-j1", big])]
+rows += [(c, [c, *ANALYSES[c][1], big]) for c in cmds]
+for name, args in rows:
+    m = statistics.median(wall([reef, *args]) for _ in range(runs))
+    print(f"{name:<28} {m:>7.3f}s {n / m / 1e6:>10.1f} M", flush=True)
