@@ -27,6 +27,10 @@ analyses = {
     "schedtop": [],
     "schedfreq": ["--total", "--per-tid", "--per-prio"],
     "irqfreq": [],
+    "iolatencyfreq": [],
+    "iolatencytop": [],
+    "iolog": [],
+    "iousagetop": [],
 }
 # Logs whose rows end at the same time on different CPUs: lttng-analyses
 # reads the trace with babeltrace 1.5, whose order of events at one time

@@ -5,6 +5,8 @@
 #
 #   bash tests/analyses/make-references.sh [VENV_DIR]
 #
+# ONLY="name ..." limits it to those analyses (reef's names).
+#
 # Needs Debian's python3-babeltrace (the babeltrace 1.5 binding) and PyPI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -39,9 +41,10 @@ analyses=(
     "schedtop:lttng-schedtop-mi"
     "schedfreq:lttng-schedfreq-mi --total --per-tid --per-prio"
     "irqfreq:lttng-irqfreq-mi"
-    # (no `reef iolog` yet: tests/view/e2e-analyses.mjs compares the view's
-    # I/O latency points with this one)
     "iolog:lttng-iolog-mi"
+    "iolatencyfreq:lttng-iolatencyfreq-mi"
+    "iolatencytop:lttng-iolatencytop-mi"
+    "iousagetop:lttng-iousagetop-mi"
 )
 # A synthetic 4-CPU trace whose streams start and end at different times
 # (so lttng-analyses' stream intersection matters), made by our generator;
@@ -58,6 +61,7 @@ for trace in uneven-streams bug446190 synthetic; do
     for a in "${analyses[@]}"; do
         name="${a%%:*}"
         cmd="${a#*:}"
+        if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
         # The logs of the synthetic trace would weigh 10 MB.
         if [ "$trace" = synthetic ] && [ "${name%log}" != "$name" ]; then continue; fi
         # (the view's test reads bug446190's only; uneven-streams' is 1.7 MB)

@@ -67,7 +67,7 @@ pub enum Kind<'a> {
     /// arguments of the I/O system calls lttng-analyses tracks.
     SyscallEntry {
         name: &'a str,
-        io: Option<IoArgs>,
+        io: Option<IoArgs<'a>>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
     SyscallExit {
@@ -104,15 +104,55 @@ pub enum Kind<'a> {
         pid: i64,
         fd: i64,
         flags: i64,
+        filename: Cow<'a, str>,
+    },
+    /// `lttng_statedump_block_device`.
+    StatedumpBlockDevice {
+        dev: i64,
+        diskname: Cow<'a, str>,
+    },
+    /// `net_dev_xmit` (`send`) or `netif_receive_skb`: `len` bytes on
+    /// interface `name`.
+    Net {
+        send: bool,
+        name: Cow<'a, str>,
+        len: i64,
+    },
+    BlockRqIssue {
+        dev: i64,
+        sector: i64,
+        nr_sector: i64,
+        tid: i64,
+        rwbs: i64,
+    },
+    BlockRqComplete {
+        dev: i64,
+        sector: i64,
+        nr_sector: i64,
+    },
+    BlockBioRemap {
+        dev: i64,
+        sector: i64,
+        old_dev: i64,
+        old_sector: i64,
+    },
+    BlockBioBackmerge {
+        dev: i64,
+        sector: i64,
     },
     Other,
 }
 
 /// The arguments of an I/O system call entry that the model uses (those
 /// the event has; which ones depends on the call).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct IoArgs {
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IoArgs<'a> {
     pub fd: Option<i64>,
+    /// `open`'s and `openat`'s path.
+    pub filename: Option<Cow<'a, str>>,
+    /// `connect`'s IPv4 address as `a.b.c.d:port`, when recorded as an
+    /// integer (lttng-modules < 2.6).
+    pub v4addr: Option<String>,
     pub flags: Option<i64>,
     /// `dup`'s argument.
     pub fildes: Option<i64>,
@@ -182,6 +222,13 @@ enum Class {
     PageFree,
     StatedumpProcess,
     StatedumpFd,
+    StatedumpBlockDevice,
+    /// `true` for `net_dev_xmit`.
+    Net(bool),
+    BlockRqIssue,
+    BlockRqComplete,
+    BlockBioRemap,
+    BlockBioBackmerge,
     Other,
 }
 
@@ -202,6 +249,13 @@ fn classify(name: &str, old_prio: bool) -> Class {
         "mm_page_free" | "kmem_mm_page_free" => Class::PageFree,
         "lttng_statedump_process_state" => Class::StatedumpProcess,
         "lttng_statedump_file_descriptor" => Class::StatedumpFd,
+        "lttng_statedump_block_device" => Class::StatedumpBlockDevice,
+        "net_dev_xmit" => Class::Net(true),
+        "netif_receive_skb" => Class::Net(false),
+        "block_rq_issue" => Class::BlockRqIssue,
+        "block_rq_complete" => Class::BlockRqComplete,
+        "block_bio_remap" => Class::BlockBioRemap,
+        "block_bio_backmerge" => Class::BlockBioBackmerge,
         n if n.starts_with("sys_") => Class::SyscallEntry(4, IO_SYSCALLS.contains(&&n[4..])),
         n if n.starts_with("syscall_entry_") => Class::SyscallEntry(
             14,
@@ -238,8 +292,9 @@ pub struct Decoder {
     old_prio: HashMap<usize, bool>,
     last: Option<((usize, usize, usize), Class)>,
     cpu_id: Field,
-    f: [Field; 22],
-    io: [Field; 9],
+    f: [Field; 23],
+    io: [Field; 12],
+    blk: [Field; 7],
 }
 
 // Indices into `Decoder::f`.
@@ -265,6 +320,15 @@ const IRQ_OR_VEC: usize = 18;
 const NAME: usize = 19;
 const VEC: usize = 20;
 const PID: usize = 21;
+const DISKNAME: usize = 22;
+// Indices into `Decoder::blk`.
+const DEV: usize = 0;
+const SECTOR: usize = 1;
+const NR_SECTOR: usize = 2;
+const RWBS: usize = 3;
+const OLD_DEV: usize = 4;
+const OLD_SECTOR: usize = 5;
+const LEN: usize = 6;
 
 impl Default for Decoder {
     fn default() -> Self {
@@ -297,6 +361,7 @@ impl Decoder {
             "name",
             "vec",
             "pid",
+            "diskname",
         ];
         Decoder {
             classes: HashMap::default(),
@@ -314,7 +379,20 @@ impl Decoder {
                 Field::in_scopes("family", Scopes::Payload),
                 Field::in_scopes("pid", Scopes::Context),
                 Field::in_scopes("pid", Scopes::Payload),
+                Field::in_scopes("filename", Scopes::Payload),
+                Field::in_scopes("v4addr", Scopes::Payload),
+                Field::in_scopes("dport", Scopes::Payload),
             ],
+            blk: [
+                "dev",
+                "sector",
+                "nr_sector",
+                "rwbs",
+                "old_dev",
+                "old_sector",
+                "len",
+            ]
+            .map(|n| Field::in_scopes(n, Scopes::Payload)),
         }
     }
 
@@ -436,23 +514,81 @@ impl Decoder {
                 pid: self.int(PID, cur)?,
                 fd: self.io_int(0, cur)?,
                 flags: self.io_int(1, cur).unwrap_or(0),
+                filename: self.io[9].get(cur).and_then(|v| v.as_str())?,
+            },
+            Class::StatedumpBlockDevice => Kind::StatedumpBlockDevice {
+                dev: self.blk_int(DEV, cur)?,
+                diskname: self.text(DISKNAME, cur)?,
+            },
+            Class::Net(send) => Kind::Net {
+                send,
+                name: self.text(NAME, cur)?,
+                len: self.blk_int(LEN, cur)?,
+            },
+            Class::BlockRqIssue => Kind::BlockRqIssue {
+                dev: self.blk_int(DEV, cur)?,
+                sector: self.blk_int(SECTOR, cur)?,
+                nr_sector: self.blk_int(NR_SECTOR, cur)?,
+                tid: self.int(TID, cur)?,
+                rwbs: self.blk_int(RWBS, cur)?,
+            },
+            Class::BlockRqComplete => Kind::BlockRqComplete {
+                dev: self.blk_int(DEV, cur)?,
+                sector: self.blk_int(SECTOR, cur)?,
+                nr_sector: self.blk_int(NR_SECTOR, cur)?,
+            },
+            Class::BlockBioRemap => Kind::BlockBioRemap {
+                dev: self.blk_int(DEV, cur)?,
+                sector: self.blk_int(SECTOR, cur)?,
+                old_dev: self.blk_int(OLD_DEV, cur)?,
+                old_sector: self.blk_int(OLD_SECTOR, cur)?,
+            },
+            Class::BlockBioBackmerge => Kind::BlockBioBackmerge {
+                dev: self.blk_int(DEV, cur)?,
+                sector: self.blk_int(SECTOR, cur)?,
             },
         })
+    }
+
+    fn blk_int(&mut self, i: usize, cur: &StreamCursor) -> Option<i64> {
+        self.blk[i].get(cur).and_then(|v| v.as_i64())
     }
 
     fn io_int(&mut self, i: usize, cur: &StreamCursor) -> Option<i64> {
         self.io[i].get(cur).and_then(|v| v.as_i64())
     }
 
-    fn io_args(&mut self, cur: &StreamCursor) -> IoArgs {
+    fn io_args<'c>(&mut self, cur: &'c StreamCursor) -> IoArgs<'c> {
         // lttng-analyses takes a context `pid` only when the payload has none.
         let ctx_pid = if self.io[8].get(cur).is_some() {
             None
         } else {
             self.io_int(7, cur)
         };
+        let name = cur.event_name();
+        let connect = name == "syscall_entry_connect";
+        let opens = name.ends_with("open") || name.ends_with("openat");
+        let v4addr = if connect {
+            // (lttng-modules >= 2.6 records it as an array, which the
+            // field access does not read.)
+            self.io_int(10, cur).map(|a| {
+                let [a, b, c, d] = (a as u32).to_be_bytes();
+                match self.io_int(11, cur) {
+                    Some(p) => format!("{a}.{b}.{c}.{d}:{p}"),
+                    None => format!("{a}.{b}.{c}.{d}"),
+                }
+            })
+        } else {
+            None
+        };
         IoArgs {
             fd: self.io_int(0, cur),
+            filename: if opens {
+                self.io[9].get(cur).and_then(|v| v.as_str())
+            } else {
+                None
+            },
+            v4addr,
             flags: self.io_int(1, cur),
             fildes: self.io_int(2, cur),
             oldfd: self.io_int(3, cur),
@@ -460,7 +596,7 @@ impl Decoder {
             cmd: self.io_int(5, cur),
             family: self.io_int(6, cur),
             ctx_pid,
-            connect: cur.event_name() == "syscall_entry_connect",
+            connect,
         }
     }
 }

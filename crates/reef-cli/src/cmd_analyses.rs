@@ -1,6 +1,6 @@
 //! `reef cputop`, `syscallstats`, `irqstats`, `irqlog`, `irqfreq`,
 //! `schedstats`, `schedlog`, `schedtop`, `schedfreq`, `memtop`,
-//! `iolatency`: the
+//! `iolatency`, `iolatencyfreq`, `iolatencytop`, `iolog`, `iousagetop`: the
 //! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
 //!
 //! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
@@ -14,7 +14,8 @@ use std::process::ExitCode;
 
 use reef_analyses::lami::{self, Table};
 use reef_analyses::schedstats::Groups;
-use reef_analyses::{cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis};
+use reef_analyses::io::{self, Mode};
+use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis};
 use reef_read::{Source, TimeSpec};
 
 use crate::render::fmt_dur;
@@ -133,10 +134,48 @@ pub struct IrqfreqArgs {
     pub freq_resolution: u32,
 }
 
+/// lttng-analyses' `--min`/`--max`.
 #[derive(clap::Args, Debug)]
-pub struct IolatencyArgs {
+pub struct DurationArgs {
+    /// Leave out durations shorter than MIN microseconds.
+    #[arg(long, value_name = "MIN")]
+    pub min: Option<f64>,
+    /// Leave out durations longer than MAX microseconds.
+    #[arg(long, value_name = "MAX")]
+    pub max: Option<f64>,
+}
+
+/// The I/O commands' options.
+#[derive(clap::Args, Debug)]
+pub struct IoArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub durations: DurationArgs,
+    /// Leave out reads and writes of fewer than MINSIZE bytes.
+    #[arg(long, value_name = "MINSIZE")]
+    pub minsize: Option<f64>,
+    /// Leave out reads and writes of more than MAXSIZE bytes.
+    #[arg(long, value_name = "MAXSIZE")]
+    pub maxsize: Option<f64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IoTopArgs {
+    #[command(flatten)]
+    pub io: IoArgs,
+    /// Show at most this many rows per table (0 or `unlimited`: all).
+    #[arg(long, default_value = "10", value_parser = parse_limit)]
+    pub limit: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IoFreqArgs {
+    #[command(flatten)]
+    pub io: IoArgs,
+    /// Buckets of each distribution.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub freq_resolution: u32,
 }
 
 #[derive(clap::Args, Debug)]
@@ -190,8 +229,16 @@ pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
     run(&a.common, schedstats::Schedstats::new(a.groups.groups()))
 }
 
-pub fn iolatency(a: &IolatencyArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, iolatency::Iolatency::new())
+/// One of the I/O commands.
+pub fn io(a: &IoArgs, mode: Mode) -> anyhow::Result<ExitCode> {
+    let us = |v: Option<f64>| v.map(|v| v * 1000.0);
+    let filter = io::Filter {
+        min: us(a.durations.min),
+        max: us(a.durations.max),
+        minsize: a.minsize,
+        maxsize: a.maxsize,
+    };
+    run(&a.common, io::Io::with_filter(mode, filter))
 }
 
 pub fn memtop(a: &MemtopArgs) -> anyhow::Result<ExitCode> {
