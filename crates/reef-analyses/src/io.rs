@@ -135,7 +135,10 @@ pub static METADATA: Metadata = Metadata {
         TableClass {
             name: "per-netif-top",
             title: "Per-network interface top I/O operations",
-            columns: &[col("Network interface", "netif"), col("Operations size", "size")],
+            columns: &[
+                col("Network interface", "netif"),
+                col("Operations size", "size"),
+            ],
         },
     ],
 };
@@ -284,7 +287,10 @@ impl DiskIo {
     fn new(dev: i64, name: Option<&str>) -> DiskIo {
         DiskIo {
             // (the kernel's MINORBITS is 20)
-            name: name.map_or_else(|| format!("({},{})", dev >> 20, dev & 0xfffff), str::to_string),
+            name: name.map_or_else(
+                || format!("({},{})", dev >> 20, dev & 0xfffff),
+                str::to_string,
+            ),
             sectors: 0,
             requests: 0,
             total_duration: 0,
@@ -292,6 +298,9 @@ impl DiskIo {
         }
     }
 }
+
+/// A file's name, bytes, and (process id, first descriptor) owners.
+type FileRow = (String, Rw, Vec<(i64, i64)>);
 
 /// The I/O analysis; see the module documentation.
 #[derive(Debug)]
@@ -438,8 +447,8 @@ impl Io {
         let table = |subtitle: String, d: &[i64]| {
             let mut t = Table::new(class, begin, end);
             t.subtitle = Some(subtitle);
-            if let (Some(&min), Some(&max)) = (d.iter().min(), d.iter().max()) {
-                t.rows = crate::stats::freq_rows(d, min, max, res);
+            if !d.is_empty() {
+                t.rows = crate::stats::freq_rows(d, None, None, res);
             }
             t
         };
@@ -524,7 +533,7 @@ impl Io {
         let files = self.files();
         for (sub, write) in [("read", false), ("written", true)] {
             let pick = |rw: &Rw| if write { rw.write } else { rw.read };
-            let mut v: Vec<&(String, Rw, Vec<(i64, i64)>)> = files.iter().collect();
+            let mut v: Vec<&FileRow> = files.iter().collect();
             v.sort_by_key(|f| std::cmp::Reverse(pick(&f.1)));
             let mut t = new(6, Some(sub));
             t.rows = cap(v
@@ -602,7 +611,7 @@ impl Io {
     /// Bytes per file name, with the first descriptor each process had on
     /// it, in lttng-analyses' order (threads, then descriptors, then
     /// lives).
-    fn files(&self) -> Vec<(String, Rw, Vec<(i64, i64)>)> {
+    fn files(&self) -> Vec<FileRow> {
         let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::new();
         for p in self.tids.values() {
             for life in p.fds.values().flatten() {

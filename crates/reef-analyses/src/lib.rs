@@ -38,6 +38,7 @@ pub mod memtop;
 pub mod run;
 pub mod schedlog;
 pub mod schedstats;
+pub mod select;
 pub mod state;
 pub mod stats;
 pub mod syscallstats;

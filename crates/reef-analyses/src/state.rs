@@ -343,9 +343,7 @@ impl State {
             if a.family == Some(AF_INET) {
                 if let Some(fd) = a.fd {
                     let parent = self.parent_of(tid);
-                    if let (Some(f), Some(addr)) =
-                        (self.proc(parent).fds.get_mut(&fd), &a.v4addr)
-                    {
+                    if let (Some(f), Some(addr)) = (self.proc(parent).fds.get_mut(&fd), &a.v4addr) {
                         f.filename.clone_from(addr);
                     }
                     // (lttng-analyses tells the thread, not its process)
@@ -578,7 +576,8 @@ impl State {
                     p.comm = n.to_string();
                 }
                 // Close-on-exec descriptors of the thread itself.
-                let closing: Vec<i64> = p.fds.iter().filter(|f| f.1.cloexec).map(|f| *f.0).collect();
+                let closing: Vec<i64> =
+                    p.fds.iter().filter(|f| f.1.cloexec).map(|f| *f.0).collect();
                 for fd in closing {
                     l.close_fd(*tid, fd);
                     p.fds.shift_remove(&fd);
@@ -773,7 +772,11 @@ impl State {
                 };
                 // A remap of a remapped bio moves it further.
                 let old = *old_sector;
-                match self.remaps.iter_mut().find(|r| r.dev == *old_dev && r.sector == old) {
+                match self
+                    .remaps
+                    .iter_mut()
+                    .find(|r| r.dev == *old_dev && r.sector == old)
+                {
                     Some(m) => {
                         m.dev = r.dev;
                         m.sector = r.sector;
@@ -782,7 +785,8 @@ impl State {
                 }
             }
             Kind::BlockBioBackmerge { dev, sector } => {
-                self.remaps.retain(|r| !(r.dev == *dev && r.sector == *sector));
+                self.remaps
+                    .retain(|r| !(r.dev == *dev && r.sector == *sector));
             }
             Kind::BlockRqIssue {
                 dev,
@@ -830,7 +834,11 @@ impl State {
                 }
                 let disk = self.disks.entry(dev).or_default();
                 // Only a completion of the same sectors as an issue counts.
-                if disk.pending.get(sector).is_none_or(|r| r.nr_sector != *nr_sector) {
+                if disk
+                    .pending
+                    .get(sector)
+                    .is_none_or(|r| r.nr_sector != *nr_sector)
+                {
                     return;
                 }
                 let Some(mut rq) = disk.pending.remove(sector) else {

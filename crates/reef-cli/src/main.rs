@@ -116,7 +116,7 @@ enum Command {
         mut_arg("begin", cmd_analyses::lami_time),
         mut_arg("end", cmd_analyses::lami_time)
     )]
-    Schedlog(cmd_analyses::IrqstatsArgs),
+    Schedlog(cmd_analyses::SchedArgs),
     /// The longest scheduling latencies, as lttng-schedtop; --lami for
     /// Trace Compass.
     ///

@@ -38,8 +38,8 @@ pub enum Spec {
     /// The log of a kernel analysis: `reef schedlog` (wakeup to
     /// switch-in, named by the woken thread), `reef irqlog` (handler
     /// runs, named by the interrupt, in group `hard` or `soft`) or `iolog`
-    /// (the I/O system calls lttng-iolog lists, from `reef iolatency`'s
-    /// model: named by the system call, grouped by thread) or `syscalls`
+    /// (the rows of `reef iolog`: named by the system call, grouped by
+    /// thread) or `syscalls`
     /// (every call `reef syscallstats` counts, likewise).
     Log(String),
 }
