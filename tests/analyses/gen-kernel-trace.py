@@ -2,8 +2,10 @@
 """Writes a synthetic LTTng-kernel-like CTF 1.8 trace for benchmarks:
 N events over 4 CPUs (one stream file each) with the event names and
 fields of lttng-modules (sched_switch, sched_wakeup, sched_migrate_task,
-syscall_entry_*/syscall_exit_*, irq_handler_*, softirq_*,
-kmem_mm_page_alloc/free, lttng_statedump_process_state), env.domain =
+syscall_entry_*/syscall_exit_* (read, ioctl, and the I/O calls open,
+write, close, socket), irq_handler_*, softirq_*, kmem_mm_page_alloc/free,
+block_rq_issue/complete, net_dev_xmit, netif_receive_skb,
+lttng_statedump_process_state/block_device), env.domain =
 "kernel", 64 KiB packets with a cpu_id packet context.
 
     gen-kernel-trace.py OUT_DIR [EVENTS]
@@ -106,6 +108,23 @@ EVENTS = [
                                        ("char_t", "_name[16]"), ("int32_t", "_type"), ("int32_t", "_mode"),
                                        ("int32_t", "_submode"), ("int32_t", "_status"), ("int32_t", "_ns_level"),
                                        ("int32_t", "_prio")], "<iiiiii16siiiiii"),
+    ("syscall_entry_open", [("char_t", "_filename[24]"), ("int32_t", "_flags"), ("uint32_t", "_mode")], "<24siI"),
+    ("syscall_exit_open", [("int64_t", "_ret")], "<q"),
+    ("syscall_entry_write", [("uint32_t", "_fd"), ("uint64_t", "_buf"), ("uint64_t", "_count")], "<IQQ"),
+    ("syscall_exit_write", [("int64_t", "_ret")], "<q"),
+    ("syscall_entry_close", [("uint32_t", "_fd")], "<I"),
+    ("syscall_exit_close", [("int64_t", "_ret")], "<q"),
+    ("syscall_entry_socket", [("int32_t", "_family"), ("int32_t", "_type"), ("int32_t", "_protocol")], "<iii"),
+    ("syscall_exit_socket", [("int64_t", "_ret")], "<q"),
+    ("lttng_statedump_block_device", [("uint32_t", "_dev"), ("char_t", "_diskname[8]")], "<I8s"),
+    ("block_rq_issue", [("uint32_t", "_dev"), ("uint64_t", "_sector"), ("uint32_t", "_nr_sector"),
+                        ("uint32_t", "_bytes"), ("int32_t", "_tid"), ("uint32_t", "_rwbs"),
+                        ("char_t", "_comm[16]")], "<IQIIiI16s"),
+    ("block_rq_complete", [("uint32_t", "_dev"), ("uint64_t", "_sector"), ("uint32_t", "_nr_sector"),
+                           ("int32_t", "_errors"), ("uint32_t", "_rwbs")], "<IQIiI"),
+    ("net_dev_xmit", [("uint64_t", "_skbaddr"), ("uint32_t", "_len"), ("int32_t", "_rc"),
+                      ("char_t", "_name[8]")], "<QIi8s"),
+    ("netif_receive_skb", [("uint64_t", "_skbaddr"), ("uint32_t", "_len"), ("char_t", "_name[8]")], "<QI8s"),
 ]
 ID = {name: i for i, (name, _, _) in enumerate(EVENTS)}
 FMT = [struct.Struct(f) for (_, _, f) in EVENTS]
@@ -166,6 +185,9 @@ names[0] = b"swapper"
 prio = {t: 20 for t in names}
 running = [0] * NCPU
 in_syscall = {}
+fds = {}  # thread: its open descriptors (each thread is a process)
+pending = []  # block requests issued, not completed
+sector = 1000
 ts = 10_000_000_000
 count = 0
 
@@ -180,6 +202,8 @@ def emit(cpu, name, *args):
 for t in sorted(names):
     if t:
         emit(0, "lttng_statedump_process_state", t, t, t, t, 1, 1, names[t], 0, 0, 0, 1, 0, prio[t])
+for dev, disk in ((8388608, b"sda"), (8388624, b"sdb")):
+    emit(0, "lttng_statedump_block_device", dev, disk)
 threads = [t for t in names if t]
 while count < total:
     cpu = rng.randrange(NCPU)
@@ -199,16 +223,37 @@ while count < total:
         running[cpu] = nxt
     elif r < 0.55:
         if cur in in_syscall:
-            call = in_syscall.pop(cur)
-            ret = rng.choice([0, 8, 4096, -11, -4])
-            emit(cpu, "syscall_exit_" + call, ret, 0)
-        else:
-            call = rng.choice(["read", "ioctl"])
-            in_syscall[cur] = call
-            if call == "read":
-                emit(cpu, "syscall_entry_read", 3, 0, 4096)
+            call, fd = in_syscall.pop(cur)
+            mine = fds.setdefault(cur, [])
+            if call in ("read", "ioctl"):
+                ret = rng.choice([0, 8, 4096, -11, -4])
+                emit(cpu, "syscall_exit_" + call, ret, 0)
+            elif call in ("open", "socket"):
+                ret = max(mine + [3]) + 1 if rng.random() < 0.9 else -2
+                if ret > 0:
+                    mine.append(ret)
+                emit(cpu, "syscall_exit_" + call, ret)
+            elif call == "write":
+                emit(cpu, "syscall_exit_write", rng.choice([64, 512, 4096, -32]))
             else:
+                if fd in mine:
+                    mine.remove(fd)
+                emit(cpu, "syscall_exit_close", 0 if fd > 3 else -9)
+        else:
+            call = rng.choice(["read", "ioctl", "read", "ioctl", "open", "write", "close", "socket"])
+            mine = fds.setdefault(cur, [])
+            fd = rng.choice(mine) if mine else 3
+            in_syscall[cur] = (call, fd)
+            if call == "read":
+                emit(cpu, "syscall_entry_read", fd if rng.random() < 0.5 else 3, 0, 4096)
+            elif call == "ioctl":
                 emit(cpu, "syscall_entry_ioctl", 3, 0x5401, 0)
+            elif call == "open":
+                emit(cpu, "syscall_entry_open", b"/data/file-%d" % rng.randrange(12), 0, 0o644)
+            elif call == "socket":
+                emit(cpu, "syscall_entry_socket", rng.choice([1, 2]), 1, 0)
+            else:
+                emit(cpu, "syscall_entry_" + call, fd, *((0, 4096) if call == "write" else ()))
     elif r < 0.65:
         emit(cpu, "irq_handler_entry", 27, b"arch_timer", )
         emit(cpu, "irq_handler_exit", 27, 1)
@@ -221,9 +266,27 @@ while count < total:
         emit(cpu, "kmem_mm_page_alloc", rng.getrandbits(40), 0, 0xD0, 0)
         if rng.random() < 0.6:
             emit(cpu, "kmem_mm_page_free", rng.getrandbits(40), 0)
-    else:
+    elif r < 0.95:
         t = rng.choice(threads)
         emit(cpu, "sched_migrate_task", names[t], t, prio[t], cpu, (cpu + 1) % NCPU)
+    elif r < 0.975:
+        # block I/O: issue a request, or complete one issued before
+        if pending and rng.random() < 0.5:
+            dev, sec, n, rw = pending.pop(rng.randrange(len(pending)))
+            emit(cpu, "block_rq_complete", dev, sec, n, 0, rw)
+        else:
+            dev = rng.choice([8388608, 8388624, 8388640])
+            n = rng.choice([8, 64, 256])
+            rw = rng.choice([0, 1])
+            sector += n
+            pending.append((dev, sector, n, rw))
+            emit(cpu, "block_rq_issue", dev, sector, n, n * 512, cur, rw, names[cur])
+    else:
+        name = rng.choice([b"eth0", b"lo"])
+        if rng.random() < 0.5:
+            emit(cpu, "net_dev_xmit", rng.getrandbits(40), rng.choice([60, 1500]), 0, name)
+        else:
+            emit(cpu, "netif_receive_skb", rng.getrandbits(40), rng.choice([60, 1500]), name)
 for s in streams:
     s.close()
 print("%s: %d events, %d streams" % (out, count, NCPU))

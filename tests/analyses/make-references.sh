@@ -5,6 +5,8 @@
 #
 #   bash tests/analyses/make-references.sh [VENV_DIR]
 #
+# ONLY=options makes only the references of options.txt.
+#
 # Needs Debian's python3-babeltrace (the babeltrace 1.5 binding) and PyPI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -39,9 +41,10 @@ analyses=(
     "schedtop:lttng-schedtop-mi"
     "schedfreq:lttng-schedfreq-mi --total --per-tid --per-prio"
     "irqfreq:lttng-irqfreq-mi"
-    # (no `reef iolog` yet: tests/view/e2e-analyses.mjs compares the view's
-    # I/O latency points with this one)
     "iolog:lttng-iolog-mi"
+    "iolatencyfreq:lttng-iolatencyfreq-mi"
+    "iolatencytop:lttng-iolatencytop-mi"
+    "iousagetop:lttng-iousagetop-mi"
 )
 # A synthetic 4-CPU trace whose streams start and end at different times
 # (so lttng-analyses' stream intersection matters), made by our generator;
@@ -58,6 +61,7 @@ for trace in uneven-streams bug446190 synthetic; do
     for a in "${analyses[@]}"; do
         name="${a%%:*}"
         cmd="${a#*:}"
+        if [ -n "${ONLY:-}" ]; then continue; fi
         # The logs of the synthetic trace would weigh 10 MB.
         if [ "$trace" = synthetic ] && [ "${name%log}" != "$name" ]; then continue; fi
         # (the view's test reads bug446190's only; uneven-streams' is 1.7 MB)
@@ -77,6 +81,7 @@ done
 # A time range inside bug446190 (LAMI's --begin/--end in ns): the kernel
 # model sees the events before it, the statistics do not.
 range=(--begin 1412670963000000000 --end 1412670965000000000)
+[ -n "${ONLY:-}" ] ||
 for a in "cputop:lttng-cputop-mi --limit 0" "syscallstats:lttng-syscallstats-mi" \
          "schedstats:lttng-schedstats-mi --total --per-tid --per-prio"; do
     name="${a%%:*}"
@@ -86,4 +91,22 @@ for a in "cputop:lttng-cputop-mi --limit 0" "syscallstats:lttng-syscallstats-mi"
     "$venv/bin/"$cmd "${range[@]}" "$tmp/bug446190" >"$tmp/out.json"
     "$venv/bin/python3" -m json.tool --indent 1 "$tmp/out.json" >"$out/bug446190-range.$name.json"
 done
+# The selection options of options.txt, with the same options.
+n=0
+while IFS='|' read -r name opts; do
+    case "$name" in '#'*|'') continue ;; esac
+    name="$(echo $name)"
+    n=$((n + 1))
+    for a in "${analyses[@]}"; do
+        [ "${a%%:*}" = "$name" ] || continue
+        cmd="${a#*:}"
+        cmd="${cmd%% *}"
+        for trace in bug446190 synthetic; do
+            echo "== $trace (options $n): $cmd $opts"
+            # shellcheck disable=SC2086
+            "$venv/bin/"$cmd $opts "$tmp/$trace" >"$tmp/out.json"
+            "$venv/bin/python3" -m json.tool --indent 1 "$tmp/out.json" >"$out/$trace-opts.$n.json"
+        done
+    done
+done <"$here/options.txt"
 "$venv/bin/python3" -c 'import lttnganalyses; print("lttnganalyses", lttnganalyses.__version__)' >"$out/VERSION"

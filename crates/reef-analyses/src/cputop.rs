@@ -15,6 +15,9 @@
 //!   appearance), at most `limit` (0: all); name and priorities are those
 //!   the thread had when the analysis first saw it, then its priority
 //!   changes.
+//! - With a [`Select`] (`--cpu`, `--tid`, `--procname`), switches on other
+//!   CPUs are ignored, and a thread left out is not counted once switched
+//!   in (its CPU is then not busy), as lttng-cputop.
 
 use rustc_hash::FxBuildHasher;
 
@@ -22,6 +25,7 @@ type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
+use crate::select::Select;
 use crate::state::{Listener, Proc, State, Switch};
 use crate::Analysis;
 
@@ -75,21 +79,31 @@ pub struct Cputop {
     begin: i64,
     tids: IndexMap<i64, ThreadStats>,
     cpus: IndexMap<i64, CpuStats>,
+    select: Select,
 }
 
 impl Cputop {
     pub fn new(limit: usize) -> Cputop {
+        Cputop::with_select(limit, Select::default())
+    }
+
+    pub fn with_select(limit: usize, select: Select) -> Cputop {
         Cputop {
             limit,
             begin: 0,
             tids: IndexMap::default(),
             cpus: IndexMap::default(),
+            select,
         }
     }
 }
 
 impl Listener for Cputop {
     fn sched_switch(&mut self, sw: &Switch) {
+        if !self.select.cpu(sw.cpu) {
+            return;
+        }
+        let keep_next = sw.next_tid != 0 && self.select.proc(sw.wakee);
         let begin = self.begin;
         // Per CPU.
         let cpu = self.cpus.entry(sw.cpu).or_insert(CpuStats {
@@ -99,7 +113,7 @@ impl Listener for Cputop {
         if let Some(s) = cpu.busy_since {
             cpu.busy += sw.ts - s;
         }
-        cpu.busy_since = (sw.next_tid != 0).then_some(sw.ts);
+        cpu.busy_since = keep_next.then_some(sw.ts);
         // Per thread: the one switched out...
         let prev = self.tids.entry(sw.prev_tid).or_insert_with(|| ThreadStats {
             comm: sw.prev_comm.to_string(),
@@ -111,8 +125,8 @@ impl Listener for Cputop {
         if let Some(s) = prev.running_since.take() {
             prev.cpu_time += sw.ts - s;
         }
-        // ... and the one switched in, unless idle.
-        if sw.next_tid == 0 {
+        // ... and the one switched in, unless idle or left out.
+        if !keep_next {
             return;
         }
         let next = self.tids.entry(sw.next_tid).or_insert_with(|| ThreadStats {
@@ -125,8 +139,8 @@ impl Listener for Cputop {
         next.running_since = Some(sw.ts);
     }
 
-    fn migrate(&mut self, proc: &Proc, _cpu: i64) {
-        if proc.tid == 0 {
+    fn migrate(&mut self, proc: &Proc, cpu: i64) {
+        if proc.tid == 0 || !self.select.proc(proc) || !self.select.cpu(cpu) {
             return;
         }
         self.tids

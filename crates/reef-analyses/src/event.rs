@@ -68,7 +68,7 @@ pub enum Kind<'a> {
     /// arguments of the I/O system calls lttng-analyses tracks.
     SyscallEntry {
         name: &'a str,
-        io: Option<IoArgs>,
+        io: Option<IoArgs<'a>>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
     SyscallExit {
@@ -105,15 +105,55 @@ pub enum Kind<'a> {
         pid: i64,
         fd: i64,
         flags: i64,
+        filename: Cow<'a, str>,
+    },
+    /// `lttng_statedump_block_device`.
+    StatedumpBlockDevice {
+        dev: i64,
+        diskname: Cow<'a, str>,
+    },
+    /// `net_dev_xmit` (`send`) or `netif_receive_skb`: `len` bytes on
+    /// interface `name`.
+    Net {
+        send: bool,
+        name: Cow<'a, str>,
+        len: i64,
+    },
+    BlockRqIssue {
+        dev: i64,
+        sector: i64,
+        nr_sector: i64,
+        tid: i64,
+        rwbs: i64,
+    },
+    BlockRqComplete {
+        dev: i64,
+        sector: i64,
+        nr_sector: i64,
+    },
+    BlockBioRemap {
+        dev: i64,
+        sector: i64,
+        old_dev: i64,
+        old_sector: i64,
+    },
+    BlockBioBackmerge {
+        dev: i64,
+        sector: i64,
     },
     Other,
 }
 
 /// The arguments of an I/O system call entry that the model uses (those
 /// the event has; which ones depends on the call).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct IoArgs {
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IoArgs<'a> {
     pub fd: Option<i64>,
+    /// `open`'s and `openat`'s path.
+    pub filename: Option<Cow<'a, str>>,
+    /// `connect`'s IPv4 address as `a.b.c.d:port`, when recorded as an
+    /// integer (lttng-modules < 2.6).
+    pub v4addr: Option<String>,
     pub flags: Option<i64>,
     /// `dup`'s argument.
     pub fildes: Option<i64>,
@@ -183,6 +223,13 @@ enum Class {
     PageFree,
     StatedumpProcess,
     StatedumpFd,
+    StatedumpBlockDevice,
+    /// `true` for `net_dev_xmit`.
+    Net(bool),
+    BlockRqIssue,
+    BlockRqComplete,
+    BlockBioRemap,
+    BlockBioBackmerge,
     Other,
 }
 
@@ -203,6 +250,13 @@ fn classify(name: &str, old_prio: bool) -> Class {
         "mm_page_free" | "kmem_mm_page_free" => Class::PageFree,
         "lttng_statedump_process_state" => Class::StatedumpProcess,
         "lttng_statedump_file_descriptor" => Class::StatedumpFd,
+        "lttng_statedump_block_device" => Class::StatedumpBlockDevice,
+        "net_dev_xmit" => Class::Net(true),
+        "netif_receive_skb" => Class::Net(false),
+        "block_rq_issue" => Class::BlockRqIssue,
+        "block_rq_complete" => Class::BlockRqComplete,
+        "block_bio_remap" => Class::BlockBioRemap,
+        "block_bio_backmerge" => Class::BlockBioBackmerge,
         n if n.starts_with("sys_") => Class::SyscallEntry(4, IO_SYSCALLS.contains(&&n[4..])),
         n if n.starts_with("syscall_entry_") => Class::SyscallEntry(
             14,
@@ -279,7 +333,7 @@ fn old_wakeup_prio(trace: &Trace) -> bool {
 
 /// The fields the kinds read, by index (the constants below), and the
 /// scopes each is searched in.
-const FIELDS: [(&str, Scopes); 32] = [
+const FIELDS: [(&str, Scopes); 43] = [
     ("prev_comm", Scopes::Any),
     ("prev_tid", Scopes::Any),
     ("prev_prio", Scopes::Any),
@@ -312,6 +366,17 @@ const FIELDS: [(&str, Scopes); 32] = [
     ("family", Scopes::Payload),
     ("pid", Scopes::Context),
     ("pid", Scopes::Payload),
+    ("diskname", Scopes::Any),
+    ("filename", Scopes::Payload),
+    ("v4addr", Scopes::Payload),
+    ("dport", Scopes::Payload),
+    ("dev", Scopes::Payload),
+    ("sector", Scopes::Payload),
+    ("nr_sector", Scopes::Payload),
+    ("rwbs", Scopes::Payload),
+    ("old_dev", Scopes::Payload),
+    ("old_sector", Scopes::Payload),
+    ("len", Scopes::Payload),
 ];
 
 const PREV_COMM: usize = 0;
@@ -346,6 +411,17 @@ const IO_CMD: usize = 28;
 const IO_FAMILY: usize = 29;
 const IO_CTX_PID: usize = 30;
 const IO_PAYLOAD_PID: usize = 31;
+const DISKNAME: usize = 32;
+const IO_FILENAME: usize = 33;
+const IO_V4ADDR: usize = 34;
+const IO_DPORT: usize = 35;
+const DEV: usize = 36;
+const SECTOR: usize = 37;
+const NR_SECTOR: usize = 38;
+const RWBS: usize = 39;
+const OLD_DEV: usize = 40;
+const OLD_SECTOR: usize = 41;
+const LEN: usize = 42;
 
 /// What [`kind`] reads an event's fields from.
 trait Src<'c> {
@@ -690,18 +766,68 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
             pid: s.int(PID)?,
             fd: s.int(IO_FD)?,
             flags: s.int(IO_FLAGS).unwrap_or(0),
+            filename: s.text(IO_FILENAME)?,
+        },
+        Class::StatedumpBlockDevice => Kind::StatedumpBlockDevice {
+            dev: s.int(DEV)?,
+            diskname: s.text(DISKNAME)?,
+        },
+        Class::Net(send) => Kind::Net {
+            send,
+            name: s.text(NAME)?,
+            len: s.int(LEN)?,
+        },
+        Class::BlockRqIssue => Kind::BlockRqIssue {
+            dev: s.int(DEV)?,
+            sector: s.int(SECTOR)?,
+            nr_sector: s.int(NR_SECTOR)?,
+            tid: s.int(TID)?,
+            rwbs: s.int(RWBS)?,
+        },
+        Class::BlockRqComplete => Kind::BlockRqComplete {
+            dev: s.int(DEV)?,
+            sector: s.int(SECTOR)?,
+            nr_sector: s.int(NR_SECTOR)?,
+        },
+        Class::BlockBioRemap => Kind::BlockBioRemap {
+            dev: s.int(DEV)?,
+            sector: s.int(SECTOR)?,
+            old_dev: s.int(OLD_DEV)?,
+            old_sector: s.int(OLD_SECTOR)?,
+        },
+        Class::BlockBioBackmerge => Kind::BlockBioBackmerge {
+            dev: s.int(DEV)?,
+            sector: s.int(SECTOR)?,
         },
     })
 }
 
-fn io_args<'c>(s: &mut impl Src<'c>) -> IoArgs {
+fn io_args<'c>(s: &mut impl Src<'c>) -> IoArgs<'c> {
     // lttng-analyses takes a context `pid` only when the payload has none.
     let ctx_pid = if s.has(IO_PAYLOAD_PID) {
         None
     } else {
         s.int(IO_CTX_PID)
     };
+    let name = s.name();
+    let connect = name == "syscall_entry_connect";
+    let opens = name.ends_with("open") || name.ends_with("openat");
+    let v4addr = if connect {
+        // (lttng-modules >= 2.6 records it as an array, which the field
+        // access does not read.)
+        s.int(IO_V4ADDR).map(|a| {
+            let [a, b, c, d] = (a as u32).to_be_bytes();
+            match s.int(IO_DPORT) {
+                Some(p) => format!("{a}.{b}.{c}.{d}:{p}"),
+                None => format!("{a}.{b}.{c}.{d}"),
+            }
+        })
+    } else {
+        None
+    };
     IoArgs {
+        filename: if opens { s.text(IO_FILENAME) } else { None },
+        v4addr,
         fd: s.int(IO_FD),
         flags: s.int(IO_FLAGS),
         fildes: s.int(IO_FILDES),
@@ -710,6 +836,6 @@ fn io_args<'c>(s: &mut impl Src<'c>) -> IoArgs {
         cmd: s.int(IO_CMD),
         family: s.int(IO_FAMILY),
         ctx_pid,
-        connect: s.name() == "syscall_entry_connect",
+        connect,
     }
 }

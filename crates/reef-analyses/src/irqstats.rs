@@ -232,6 +232,8 @@ pub struct Irqlog {
     pub log: Vec<IrqRun>,
     /// With [`Irqlog::freq`]: the buckets of its distributions.
     freq: Option<usize>,
+    /// Their range (ns), when given (`--min`/`--max`).
+    bounds: (Option<f64>, Option<f64>),
 }
 
 /// `lttng-irqfreq`'s tables.
@@ -267,6 +269,15 @@ impl Irqlog {
         }
     }
 
+    /// Distributions over [`min`, `max`] (ns) rather than the durations'
+    /// own range, as lttng-irqfreq with `--min`/`--max`.
+    pub fn with_bounds(self, min: Option<f64>, max: Option<f64>) -> Irqlog {
+        Irqlog {
+            bounds: (min, max),
+            ..self
+        }
+    }
+
     fn name(&self, hard: bool, nr: i64) -> String {
         if hard {
             self.stats
@@ -294,11 +305,7 @@ impl Irqlog {
             .map(|(&(soft, nr), d)| {
                 let mut t = Table::new(&FREQ, begin, end);
                 t.subtitle = Some(format!("{} ({nr})", self.name(!soft, nr)));
-                let (min, max) = (
-                    d.iter().min().copied().unwrap_or(0),
-                    d.iter().max().copied().unwrap_or(0),
-                );
-                t.rows = crate::stats::freq_rows(d, min, max, res);
+                t.rows = crate::stats::freq_rows(d, self.bounds.0, self.bounds.1, res);
                 t
             })
             .collect()

@@ -205,6 +205,26 @@ pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Value 
     o
 }
 
+pub fn size(bytes: i64) -> Value {
+    json!({"class": "size", "value": bytes})
+}
+
+pub fn path(p: &str) -> Value {
+    json!({"class": "path", "path": p})
+}
+
+pub fn fd(fd: i64) -> Value {
+    json!({"class": "fd", "fd": fd})
+}
+
+pub fn disk(name: &str) -> Value {
+    json!({"class": "disk", "name": name})
+}
+
+pub fn netif(name: &str) -> Value {
+    json!({"class": "netif", "name": name})
+}
+
 pub fn cpu(id: i64) -> Value {
     json!({"class": "cpu", "id": id})
 }
@@ -257,6 +277,13 @@ pub fn cell_text(c: &Value) -> String {
         "string" => c["value"].as_str().unwrap_or("").to_string(),
         "syscall" | "disk" | "part" | "netif" => c["name"].as_str().unwrap_or("").to_string(),
         "cpu" => c["id"].to_string(),
+        "path" => c["path"].as_str().unwrap_or("").to_string(),
+        "fd" => c["fd"].to_string(),
+        "bool" => match c["value"].as_bool() {
+            Some(true) => "yes".into(),
+            Some(false) => "no".into(),
+            None => "-".into(),
+        },
         "process" => {
             let name = c["name"].as_str().unwrap_or("");
             match (c.get("pid"), c.get("tid")) {
@@ -323,7 +350,10 @@ pub fn table_text(t: &Table, out: &mut String) {
         let mut line = String::new();
         for (i, c) in row.iter().enumerate().take(cols.len()) {
             let pad = width[i] - c.chars().count();
-            let left = matches!(cols[i].class, "process" | "string" | "syscall" | "irq");
+            let left = matches!(
+                cols[i].class,
+                "process" | "string" | "syscall" | "irq" | "path" | "disk" | "netif"
+            );
             if i > 0 {
                 line.push_str("  ");
             }

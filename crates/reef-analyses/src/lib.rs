@@ -2,7 +2,7 @@
 //! semantics and numbers of lttng-analyses 0.6.1 — CPU usage
 //! ([`cputop`]), system call statistics ([`syscallstats`]), interrupt
 //! statistics ([`irqstats`]), scheduling latencies ([`schedstats`]), page
-//! allocations ([`memtop`]) and I/O system call latencies ([`iolatency`]) —
+//! allocations ([`memtop`]) and I/O: latencies, logs and usage ([`io`]) —
 //! as LAMI 1.0 result tables ([`lami`]).
 //!
 //! Events go through a [`event::Decoder`] (fields by name, once per event
@@ -31,13 +31,14 @@
 pub mod cputop;
 pub mod event;
 pub mod intersect;
-pub mod iolatency;
+pub mod io;
 pub mod irqstats;
 pub mod lami;
 pub mod memtop;
 pub mod run;
 pub mod schedlog;
 pub mod schedstats;
+pub mod select;
 pub mod skim;
 pub mod state;
 pub mod stats;
@@ -68,8 +69,15 @@ pub trait Analysis: Listener {
     fn interest(&self) -> event::Interest {
         event::Interest::ALL
     }
+    /// The `--begin`/`--end` times the user gave, once known (an analysis
+    /// that marks what lies outside them).
+    fn range(&mut self, _begin: Option<i64>, _end: Option<i64>) {}
     /// The analysed period starts at `ts` (its first event).
     fn begin(&mut self, ts: i64);
+    /// An event of the analysed period at `ts` is about to update the
+    /// model (for an analysis that needs the time of what the model tells).
+    #[inline]
+    fn event(&mut self, _ts: i64) {}
     /// The results over [`begin`, `end`], `end` being the last event's time.
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table>;
 }
@@ -131,6 +139,7 @@ impl<A: Analysis> Runner<A> {
             self.analysis.begin(ev.ts);
         }
         if self.period_begin.is_some() {
+            self.analysis.event(ev.ts);
             self.state.process(ev, &mut self.analysis);
         } else {
             self.state.process(ev, &mut Nobody);

@@ -72,6 +72,12 @@ pub fn analyse<A: Analysis>(
                 ),
                 None => None,
             };
+            let e = match &read.end {
+                Some(t) => t.resolve(Some(ev.ts), read.gmt),
+                None => None,
+            };
+            let mut an = an;
+            an.range(b, e);
             let r = Runner::new(an, b, None);
             run = Some(match window {
                 Some((wb, we)) => r.window(wb, we),

@@ -95,11 +95,22 @@ enum Output {
 pub struct Schedlog {
     pub log: Vec<SchedLatency>,
     output: Output,
+    /// The distributions' range (ns), when given (`--min`/`--max`).
+    bounds: (Option<f64>, Option<f64>),
 }
 
 impl Schedlog {
     pub fn new() -> Schedlog {
         Schedlog::default()
+    }
+
+    /// Distributions over [`min`, `max`] (ns) rather than the latencies'
+    /// own range, as lttng-schedfreq with `--min`/`--max`.
+    pub fn with_bounds(self, min: Option<f64>, max: Option<f64>) -> Schedlog {
+        Schedlog {
+            bounds: (min, max),
+            ..self
+        }
     }
 
     /// The `limit` longest latencies (0: all), as `lttng-schedtop`.
@@ -144,11 +155,7 @@ impl Schedlog {
         let table = |subtitle: Option<String>, lats: &[i64]| {
             let mut t = Table::new(&FREQ, begin, end);
             t.subtitle = subtitle;
-            let (min, max) = (
-                lats.iter().min().copied().unwrap_or(0),
-                lats.iter().max().copied().unwrap_or(0),
-            );
-            t.rows = crate::stats::freq_rows(lats, min, max, res);
+            t.rows = crate::stats::freq_rows(lats, self.bounds.0, self.bounds.1, res);
             t
         };
         let lat = |l: &SchedLatency| l.switch - l.wakeup;

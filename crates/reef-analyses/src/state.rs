@@ -34,6 +34,7 @@
 //!   Only lttng-analyses' I/O calls make requests; `splice` and
 //!   `sendfile64`, though on its list, make none.
 
+use indexmap::IndexMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{Event, IoArgs, Kind, IO_SYSCALLS};
@@ -50,9 +51,74 @@ pub struct Proc {
     pub last_wakeup: Option<i64>,
     /// The thread that woke it then.
     pub last_waker: Option<i64>,
-    /// Open file descriptors (of a process; threads use their process's)
-    /// and whether each is close-on-exec.
-    pub fds: HashMap<i64, bool>,
+    /// Open file descriptors (of a process; threads use their process's),
+    /// in the order they appeared.
+    pub fds: IndexMap<i64, Fd>,
+}
+
+/// What a descriptor is known to lead to (lttng-analyses' FD types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FdType {
+    #[default]
+    Unknown,
+    Disk,
+    Net,
+    /// Written to while the kernel sent a network packet.
+    MaybeNet,
+}
+
+/// An open file descriptor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fd {
+    pub filename: String,
+    pub kind: FdType,
+    pub cloexec: bool,
+}
+
+impl Fd {
+    /// A descriptor first seen in use: nothing is known of it.
+    fn unknown() -> Fd {
+        Fd {
+            filename: "unknown".into(),
+            kind: FdType::Unknown,
+            cloexec: false,
+        }
+    }
+}
+
+/// A block device as the model knows it: its name (from the state dump)
+/// and its requests issued and not completed, by sector.
+#[derive(Debug, Clone, Default)]
+pub struct Disk {
+    pub name: Option<String>,
+    pending: HashMap<i64, BlockRq>,
+}
+
+/// A block I/O request (lttng-analyses' `BlockIORequest`).
+#[derive(Debug, Clone, Copy)]
+pub struct BlockRq {
+    pub begin: i64,
+    pub end: i64,
+    /// The thread the issuing event names.
+    pub tid: i64,
+    pub write: bool,
+    pub sector: i64,
+    pub nr_sector: i64,
+}
+
+impl BlockRq {
+    /// Bytes, counting 512-byte sectors as the kernel does.
+    pub fn size(&self) -> i64 {
+        self.nr_sector * 512
+    }
+}
+
+/// A bio remapped from (`old_dev`, `old_sector`) to (`dev`, `sector`).
+#[derive(Debug, Clone, Copy)]
+struct Remap {
+    dev: i64,
+    sector: i64,
+    old_dev: i64,
 }
 
 impl Proc {
@@ -86,17 +152,21 @@ pub enum IoOp {
 }
 
 /// An I/O system call in progress or just ended.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct IoRq {
     pub op: IoOp,
+    /// The system call's name (set when it ends).
+    pub name: String,
     /// The descriptor acted on (for an open: the one returned).
     pub fd: Option<i64>,
-    /// An open that creates a close-on-exec descriptor.
-    pub cloexec: bool,
+    /// What an open opens (its path, `socket`, or what a dup duplicates).
+    pub opens: Option<Fd>,
     pub begin: i64,
     pub end: i64,
     /// `-ret` of a failed call.
     pub errno: Option<i64>,
+    /// Bytes a successful read or write moved.
+    pub size: Option<i64>,
 }
 
 /// `O_CLOEXEC` on Linux (x86 and ARM alike).
@@ -160,6 +230,13 @@ pub trait Listener {
     fn irq_entry(&mut self, irq: i64, name: &str) {}
     fn irq_exit(&mut self, irq: &HardIrq) {}
     fn softirq_exit(&mut self, irq: &SoftIrq) {}
+    /// `len` bytes sent (`send`) or received on network interface `name`.
+    fn net(&mut self, send: bool, name: &str, len: i64) {}
+    /// A block request completed on device `dev`, issued by `proc` if
+    /// the model knows that thread.
+    fn block_rq_complete(&mut self, rq: &BlockRq, proc: Option<&Proc>, dev: i64, disk: &Disk) {}
+    /// The state dump names block device `dev`.
+    fn block_device(&mut self, dev: i64, name: &str) {}
     fn page_alloc(&mut self, proc: &Proc, cpu: i64) {}
     fn page_free(&mut self, proc: &Proc, cpu: i64) {}
     /// Descriptor `fd` appears in process `parent`.
@@ -243,6 +320,8 @@ pub struct State {
     pub tids: HashMap<i64, Proc>,
     /// Pages allocated minus freed, never below 0.
     pub page_count: u64,
+    pub disks: HashMap<i64, Disk>,
+    remaps: Vec<Remap>,
 }
 
 impl State {
@@ -292,7 +371,26 @@ impl State {
     fn close_fd(&mut self, tid: i64, fd: i64, l: &mut impl Listener) {
         let parent = self.parent_of(tid);
         l.close_fd(parent, fd);
-        self.proc(parent).fds.remove(&fd);
+        self.proc(parent).fds.shift_remove(&fd);
+    }
+
+    /// `net_dev_xmit` during a write system call: the descriptor written
+    /// to, if of unknown type, is taken for a network one.
+    fn net_send(&mut self, cpu: Option<i64>) {
+        let Some(tid) = self.running(cpu) else { return };
+        let Some(call) = &self.tids[&tid].syscall else {
+            return;
+        };
+        if !WRITE_SYSCALLS.contains(&call.name.as_str()) {
+            return;
+        }
+        let fd = call.io.as_ref().and_then(|rq| rq.fd);
+        let parent = self.parent_of(tid);
+        if let Some(f) = fd.and_then(|fd| self.proc(parent).fds.get_mut(&fd)) {
+            if f.kind == FdType::Unknown {
+                f.kind = FdType::MaybeNet;
+            }
+        }
     }
 
     /// An I/O system call entry: the request it starts (lttng-analyses'
@@ -302,6 +400,11 @@ impl State {
             // The address of an AF_INET connect names the descriptor.
             if a.family == Some(AF_INET) {
                 if let Some(fd) = a.fd {
+                    let parent = self.parent_of(tid);
+                    if let (Some(f), Some(addr)) = (self.proc(parent).fds.get_mut(&fd), &a.v4addr) {
+                        f.filename.clone_from(addr);
+                    }
+                    // (lttng-analyses tells the thread, not its process)
                     let p = &self.tids[&tid];
                     if p.fds.contains_key(&fd) {
                         l.update_fd(p, fd);
@@ -335,22 +438,33 @@ impl State {
         }
         let rq = |op, fd| IoRq {
             op,
+            name: String::new(),
             fd,
-            cloexec: false,
+            opens: None,
             begin: ts,
             end: ts,
             errno: None,
+            size: None,
+        };
+        let open = |f: Fd| IoRq {
+            opens: Some(f),
+            ..rq(IoOp::Open, None)
         };
         let cloexec = |f: Option<i64>| f.is_some_and(|f| f & O_CLOEXEC != 0);
         let io = match name {
-            "open" | "openat" => Some(IoRq {
+            "open" | "openat" => Some(open(Fd {
+                filename: a.filename.as_deref().unwrap_or("unknown").to_string(),
+                kind: FdType::Disk,
                 cloexec: cloexec(a.flags),
-                ..rq(IoOp::Open, None)
-            }),
-            "socket" => Some(rq(IoOp::Open, None)),
+            })),
+            "socket" => Some(open(Fd {
+                filename: "socket".into(),
+                kind: FdType::Net,
+                cloexec: false,
+            })),
             "dup" | "dup2" | "dup3" | "fcntl" => {
+                let parent = self.parent_of(tid);
                 if matches!(name, "dup2" | "dup3") {
-                    let parent = self.parent_of(tid);
                     if let Some(newfd) = a.newfd {
                         if self.tids[&parent].fds.contains_key(&newfd) {
                             self.close_fd(parent, newfd, l);
@@ -360,10 +474,17 @@ impl State {
                 if name == "fcntl" && a.cmd != Some(0) {
                     None // only F_DUPFD opens a descriptor
                 } else {
-                    Some(IoRq {
-                        cloexec: name == "dup3" && cloexec(a.flags),
-                        ..rq(IoOp::Open, None)
-                    })
+                    let old = match name {
+                        "dup" => a.fildes,
+                        "fcntl" => a.fd,
+                        _ => a.oldfd,
+                    };
+                    let mut f = old
+                        .and_then(|o| self.tids[&parent].fds.get(&o))
+                        .cloned()
+                        .unwrap_or_else(Fd::unknown);
+                    f.cloexec = name == "dup3" && cloexec(a.flags);
+                    Some(open(f))
                 }
             }
             "close" => Some(rq(IoOp::Close, a.fd)),
@@ -389,13 +510,15 @@ impl State {
             rq.errno = Some(-ret);
         } else if rq.op == IoOp::Open {
             rq.fd = Some(ret);
+        } else if matches!(rq.op, IoOp::Read | IoOp::Write) {
+            rq.size = Some(ret);
         }
         let parent = self.parent_of(tid);
         if ret >= 0 {
             if let Some(fd) = rq.fd {
                 let fds = &mut self.proc(parent).fds;
-                if let std::collections::hash_map::Entry::Vacant(e) = fds.entry(fd) {
-                    e.insert(rq.op == IoOp::Open && rq.cloexec);
+                if let indexmap::map::Entry::Vacant(e) = fds.entry(fd) {
+                    e.insert(rq.opens.clone().unwrap_or_else(Fd::unknown));
                     l.create_fd(&self.tids[&parent], fd);
                 }
             }
@@ -499,9 +622,8 @@ impl State {
                     ..Proc::default()
                 };
                 // The child inherits the parent's descriptors.
-                let fds: Vec<(i64, bool)> = parent.fds.iter().map(|(f, c)| (*f, *c)).collect();
-                for (fd, cloexec) in fds {
-                    child.fds.insert(fd, cloexec);
+                child.fds = parent.fds.clone();
+                for &fd in child.fds.keys() {
                     l.create_fd(&child, fd);
                 }
                 self.tids.insert(*child_tid, child);
@@ -512,10 +634,11 @@ impl State {
                     p.comm = n.to_string();
                 }
                 // Close-on-exec descriptors of the thread itself.
-                let closing: Vec<i64> = p.fds.iter().filter(|f| *f.1).map(|f| *f.0).collect();
+                let closing: Vec<i64> =
+                    p.fds.iter().filter(|f| f.1.cloexec).map(|f| *f.0).collect();
                 for fd in closing {
                     l.close_fd(*tid, fd);
-                    p.fds.remove(&fd);
+                    p.fds.shift_remove(&fd);
                 }
             }
             Kind::PiSetprio { tid, newprio } => self.check_prio(ts, *tid, *newprio, l),
@@ -542,7 +665,8 @@ impl State {
                     call.end = ts;
                     call.ret = *ret;
                     l.syscall_exit(p, &call, ev.cpu.unwrap_or(0));
-                    if let (Some(rq), Some(ret)) = (call.io, *ret) {
+                    if let (Some(mut rq), Some(ret)) = (call.io, *ret) {
+                        rq.name = call.name;
                         self.io_exit(tid, rq, ts, ret, l);
                     }
                 }
@@ -642,26 +766,144 @@ impl State {
                         ..Proc::default()
                     });
                     // The thread's descriptors are its process's.
-                    let moved: Vec<(i64, bool)> = self.proc(*tid).fds.drain().collect();
+                    let moved: Vec<(i64, Fd)> = self.proc(*tid).fds.drain(..).collect();
                     let parent = self.proc(*pid);
-                    for (fd, c) in moved {
-                        parent.fds.entry(fd).or_insert(c);
+                    for (fd, f) in moved {
+                        let have = parent.fds.entry(fd).or_insert_with(|| f.clone());
+                        // (lttng-analyses' best effort to fix the name)
+                        if have.filename.is_empty() {
+                            have.filename = f.filename;
+                        }
                     }
                     l.create_parent_proc(&self.tids[tid], &self.tids[pid]);
                 }
             }
-            Kind::StatedumpFd { pid, fd, flags } => {
+            Kind::StatedumpFd {
+                pid,
+                fd,
+                flags,
+                filename,
+            } => {
                 let p = self.tids.entry(*pid).or_insert_with(|| Proc {
                     tid: *pid,
                     pid: Some(*pid),
                     ..Proc::default()
                 });
-                if let std::collections::hash_map::Entry::Vacant(e) = p.fds.entry(*fd) {
-                    e.insert(flags & O_CLOEXEC != 0);
-                    l.create_fd(p, *fd);
-                } else {
-                    l.update_fd(p, *fd);
+                match p.fds.entry(*fd) {
+                    indexmap::map::Entry::Vacant(e) => {
+                        e.insert(Fd {
+                            filename: filename.to_string(),
+                            kind: FdType::Unknown,
+                            cloexec: flags & O_CLOEXEC != 0,
+                        });
+                        l.create_fd(p, *fd);
+                    }
+                    indexmap::map::Entry::Occupied(mut e) => {
+                        e.get_mut().filename = filename.to_string();
+                        l.update_fd(p, *fd);
+                    }
                 }
+            }
+            Kind::StatedumpBlockDevice { dev, diskname } => {
+                let d = self.disks.entry(*dev).or_default();
+                if d.name.is_none() {
+                    d.name = Some(diskname.to_string());
+                }
+                l.block_device(*dev, diskname);
+            }
+            Kind::Net { send, name, len } => {
+                l.net(*send, name, *len);
+                if *send {
+                    self.net_send(ev.cpu);
+                }
+            }
+            Kind::BlockBioRemap {
+                dev,
+                sector,
+                old_dev,
+                old_sector,
+            } => {
+                let r = Remap {
+                    dev: *dev,
+                    sector: *sector,
+                    old_dev: *old_dev,
+                };
+                // A remap of a remapped bio moves it further.
+                let old = *old_sector;
+                match self
+                    .remaps
+                    .iter_mut()
+                    .find(|r| r.dev == *old_dev && r.sector == old)
+                {
+                    Some(m) => {
+                        m.dev = r.dev;
+                        m.sector = r.sector;
+                    }
+                    None => self.remaps.push(r),
+                }
+            }
+            Kind::BlockBioBackmerge { dev, sector } => {
+                self.remaps
+                    .retain(|r| !(r.dev == *dev && r.sector == *sector));
+            }
+            Kind::BlockRqIssue {
+                dev,
+                sector,
+                nr_sector,
+                tid,
+                rwbs,
+            } => {
+                if *nr_sector == 0 {
+                    return;
+                }
+                let dev = self
+                    .remaps
+                    .iter()
+                    .find(|r| r.dev == *dev && r.sector == *sector)
+                    .map_or(*dev, |r| r.old_dev);
+                self.disks.entry(dev).or_default().pending.insert(
+                    *sector,
+                    BlockRq {
+                        begin: ts,
+                        end: ts,
+                        tid: *tid,
+                        // an odd rwbs is a write
+                        write: rwbs % 2 != 0,
+                        sector: *sector,
+                        nr_sector: *nr_sector,
+                    },
+                );
+            }
+            Kind::BlockRqComplete {
+                dev,
+                sector,
+                nr_sector,
+            } => {
+                if *nr_sector == 0 {
+                    return;
+                }
+                let mut dev = *dev;
+                if let Some(i) = self
+                    .remaps
+                    .iter()
+                    .position(|r| r.dev == dev && r.sector == *sector)
+                {
+                    dev = self.remaps.remove(i).old_dev;
+                }
+                let disk = self.disks.entry(dev).or_default();
+                // Only a completion of the same sectors as an issue counts.
+                if disk
+                    .pending
+                    .get(sector)
+                    .is_none_or(|r| r.nr_sector != *nr_sector)
+                {
+                    return;
+                }
+                let Some(mut rq) = disk.pending.remove(sector) else {
+                    return;
+                };
+                rq.end = ts;
+                l.block_rq_complete(&rq, self.tids.get(&rq.tid), dev, &self.disks[&dev]);
             }
             Kind::Other => {}
         }

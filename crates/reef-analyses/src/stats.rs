@@ -271,17 +271,20 @@ pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
 
 /// A frequency distribution of `durations` (ns) as lttng-analyses makes
 /// its `freq` tables: `resolution` buckets of equal width from `min` to
-/// `max`, computed in microseconds with its floating-point steps; a
-/// duration equal to `max` goes in the last bucket. Rows of (lower bound,
-/// upper bound, count), in ns; none when all durations are equal.
+/// `max` (ns; by default the durations' own), computed in microseconds
+/// with its floating-point steps; a duration equal to `max` goes in the
+/// last bucket. Rows of (lower bound, upper bound, count), in ns; none
+/// when `min` equals `max`.
 pub fn freq_rows(
     durations: &[i64],
-    min: i64,
-    max: i64,
+    min: Option<f64>,
+    max: Option<f64>,
     resolution: usize,
 ) -> Vec<Vec<serde_json::Value>> {
     use crate::lami;
-    let (lo, hi) = (min as f64 / 1000.0, max as f64 / 1000.0);
+    let min = min.unwrap_or_else(|| durations.iter().min().map_or(0.0, |&m| m as f64));
+    let max = max.unwrap_or_else(|| durations.iter().max().map_or(0.0, |&m| m as f64));
+    let (lo, hi) = (min / 1000.0, max / 1000.0);
     let step = (hi - lo) / resolution as f64;
     if step == 0.0 || resolution == 0 {
         return Vec::new();

@@ -160,7 +160,7 @@ fn iolatency_uneven_streams() {
     check(
         "uneven-streams",
         "iolatency",
-        reef_analyses::iolatency::Iolatency::new(),
+        reef_analyses::io::Io::new(reef_analyses::io::Mode::Stats),
     );
 }
 
@@ -169,6 +169,6 @@ fn iolatency_bug446190() {
     check(
         "bug446190",
         "iolatency",
-        reef_analyses::iolatency::Iolatency::new(),
+        reef_analyses::io::Io::new(reef_analyses::io::Mode::Stats),
     );
 }

@@ -1,6 +1,6 @@
 //! `reef cputop`, `syscallstats`, `irqstats`, `irqlog`, `irqfreq`,
 //! `schedstats`, `schedlog`, `schedtop`, `schedfreq`, `memtop`,
-//! `iolatency`: the
+//! `iolatency`, `iolatencyfreq`, `iolatencytop`, `iolog`, `iousagetop`: the
 //! kernel analyses of `reef-analyses`, as text tables or LAMI 1.0 JSON.
 //!
 //! LAMI mode (`--lami`) follows the protocol Trace Compass uses for
@@ -12,9 +12,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use reef_analyses::io::{self, Mode};
 use reef_analyses::lami::{self, Table};
 use reef_analyses::schedstats::Groups;
-use reef_analyses::{cputop, iolatency, irqstats, memtop, schedstats, syscallstats, Analysis};
+use reef_analyses::select::{Select, Selected};
+use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis};
 use reef_read::{Source, TimeSpec};
 
 use crate::render::fmt_dur;
@@ -48,12 +50,60 @@ pub struct CommonArgs {
     /// stream intersection, which lttng-analyses uses by default).
     #[arg(long)]
     pub no_intersection: bool,
+    /// Only these CPUs (comma-separated ids), as lttng-analyses' --cpu.
+    #[arg(long, value_name = "CPUS", value_delimiter = ',')]
+    pub cpu: Option<Vec<i64>>,
+}
+
+/// lttng-analyses' `--tid`/`--procname`.
+#[derive(clap::Args, Debug)]
+pub struct ProcArgs {
+    /// Only these threads (comma-separated ids).
+    #[arg(long, value_name = "TIDS", value_delimiter = ',')]
+    pub tid: Option<Vec<i64>>,
+    /// Only threads of these names (comma-separated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub procname: Option<Vec<String>>,
+}
+
+/// lttng-analyses' `--irq`/`--softirq`.
+#[derive(clap::Args, Debug)]
+pub struct IrqSelArgs {
+    /// Only these hard IRQs (comma-separated numbers; without --softirq,
+    /// no softirq).
+    #[arg(long, value_name = "IRQS", value_delimiter = ',')]
+    pub irq: Option<Vec<i64>>,
+    /// Only these softirqs (comma-separated vectors; without --irq, no
+    /// hard IRQ).
+    #[arg(long, value_name = "VECS", value_delimiter = ',')]
+    pub softirq: Option<Vec<i64>>,
+}
+
+/// The choice of what to analyse, from the options a command has.
+fn select(
+    c: &CommonArgs,
+    p: Option<&ProcArgs>,
+    d: Option<&DurationArgs>,
+    i: Option<&IrqSelArgs>,
+) -> Select {
+    let us = |v: Option<f64>| v.map(|v| v * 1000.0);
+    Select {
+        cpus: c.cpu.clone(),
+        tids: p.and_then(|p| p.tid.clone()),
+        procnames: p.and_then(|p| p.procname.clone()),
+        min: d.and_then(|d| us(d.min)),
+        max: d.and_then(|d| us(d.max)),
+        irqs: i.and_then(|i| i.irq.clone()),
+        softirqs: i.and_then(|i| i.softirq.clone()),
+    }
 }
 
 #[derive(clap::Args, Debug)]
 pub struct CputopArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub procs: ProcArgs,
     /// Show at most this many threads (0 or `unlimited`: all).
     #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
@@ -63,18 +113,41 @@ pub struct CputopArgs {
 pub struct SyscallstatsArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub procs: ProcArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct IrqstatsArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub durations: DurationArgs,
+    #[command(flatten)]
+    pub irqs: IrqSelArgs,
+}
+
+/// The scheduling commands' selection.
+#[derive(clap::Args, Debug)]
+pub struct SchedArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub procs: ProcArgs,
+    #[command(flatten)]
+    pub durations: DurationArgs,
+}
+
+impl SchedArgs {
+    fn select(&self) -> Select {
+        select(&self.common, Some(&self.procs), Some(&self.durations), None)
+    }
 }
 
 #[derive(clap::Args, Debug)]
 pub struct SchedstatsArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub sched: SchedArgs,
     #[command(flatten)]
     pub groups: GroupArgs,
 }
@@ -107,7 +180,7 @@ impl GroupArgs {
 #[derive(clap::Args, Debug)]
 pub struct SchedtopArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub sched: SchedArgs,
     /// Show at most this many latencies (0 or `unlimited`: all).
     #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
@@ -116,7 +189,7 @@ pub struct SchedtopArgs {
 #[derive(clap::Args, Debug)]
 pub struct SchedfreqArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub sched: SchedArgs,
     #[command(flatten)]
     pub groups: GroupArgs,
     /// Buckets of each distribution.
@@ -127,75 +200,147 @@ pub struct SchedfreqArgs {
 #[derive(clap::Args, Debug)]
 pub struct IrqfreqArgs {
     #[command(flatten)]
+    pub irq: IrqstatsArgs,
+    /// Buckets of each distribution.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub freq_resolution: u32,
+}
+
+/// lttng-analyses' `--min`/`--max`.
+#[derive(clap::Args, Debug)]
+pub struct DurationArgs {
+    /// Leave out durations shorter than MIN microseconds.
+    #[arg(long, value_name = "MIN")]
+    pub min: Option<f64>,
+    /// Leave out durations longer than MAX microseconds.
+    #[arg(long, value_name = "MAX")]
+    pub max: Option<f64>,
+}
+
+/// The I/O commands' options.
+#[derive(clap::Args, Debug)]
+pub struct IoArgs {
+    #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub durations: DurationArgs,
+    /// Leave out reads and writes of fewer than MINSIZE bytes.
+    #[arg(long, value_name = "MINSIZE")]
+    pub minsize: Option<f64>,
+    /// Leave out reads and writes of more than MAXSIZE bytes.
+    #[arg(long, value_name = "MAXSIZE")]
+    pub maxsize: Option<f64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IoTopArgs {
+    #[command(flatten)]
+    pub io: IoArgs,
+    /// Show at most this many rows per table (0 or `unlimited`: all).
+    #[arg(long, default_value = "10", value_parser = parse_limit)]
+    pub limit: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IoFreqArgs {
+    #[command(flatten)]
+    pub io: IoArgs,
     /// Buckets of each distribution.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub freq_resolution: u32,
 }
 
 #[derive(clap::Args, Debug)]
-pub struct IolatencyArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-}
-
-#[derive(clap::Args, Debug)]
 pub struct MemtopArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub procs: ProcArgs,
     /// Show at most this many threads per table (0 or `unlimited`: all).
     #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
 }
 
 pub fn cputop(a: &CputopArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, cputop::Cputop::new(a.limit))
+    let sel = select(&a.common, Some(&a.procs), None, None);
+    run(&a.common, cputop::Cputop::with_select(a.limit, sel))
 }
 
 pub fn syscallstats(a: &SyscallstatsArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, syscallstats::Syscallstats::new())
+    let sel = select(&a.common, Some(&a.procs), None, None);
+    run(
+        &a.common,
+        Selected::new(syscallstats::Syscallstats::new(), sel),
+    )
+}
+
+impl IrqstatsArgs {
+    fn select(&self) -> Select {
+        select(&self.common, None, Some(&self.durations), Some(&self.irqs))
+    }
 }
 
 pub fn irqstats(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, irqstats::Irqstats::new())
+    run(
+        &a.common,
+        Selected::new(irqstats::Irqstats::new(), a.select()),
+    )
 }
 
 pub fn irqlog(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, irqstats::Irqlog::new())
+    run(
+        &a.common,
+        Selected::new(irqstats::Irqlog::new(), a.select()),
+    )
 }
 
-pub fn schedlog(a: &IrqstatsArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, reef_analyses::schedlog::Schedlog::new())
+pub fn schedlog(a: &SchedArgs) -> anyhow::Result<ExitCode> {
+    let an = reef_analyses::schedlog::Schedlog::new();
+    run(&a.common, Selected::new(an, a.select()))
 }
 
 pub fn schedtop(a: &SchedtopArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, reef_analyses::schedlog::Schedlog::top(a.limit))
+    let an = reef_analyses::schedlog::Schedlog::top(a.limit);
+    run(&a.sched.common, Selected::new(an, a.sched.select()))
 }
 
 pub fn schedfreq(a: &SchedfreqArgs) -> anyhow::Result<ExitCode> {
-    run(
-        &a.common,
-        reef_analyses::schedlog::Schedlog::freq(a.groups.groups(), a.freq_resolution as usize),
-    )
+    let sel = a.sched.select();
+    let an = reef_analyses::schedlog::Schedlog::freq(a.groups.groups(), a.freq_resolution as usize)
+        .with_bounds(sel.min, sel.max);
+    run(&a.sched.common, Selected::new(an, sel))
 }
 
 pub fn irqfreq(a: &IrqfreqArgs) -> anyhow::Result<ExitCode> {
-    run(
-        &a.common,
-        irqstats::Irqlog::freq(a.freq_resolution as usize),
-    )
+    let sel = a.irq.select();
+    let an = irqstats::Irqlog::freq(a.freq_resolution as usize).with_bounds(sel.min, sel.max);
+    run(&a.irq.common, Selected::new(an, sel))
 }
 
 pub fn schedstats(a: &SchedstatsArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, schedstats::Schedstats::new(a.groups.groups()))
+    let an = schedstats::Schedstats::new(a.groups.groups());
+    run(&a.sched.common, Selected::new(an, a.sched.select()))
 }
 
-pub fn iolatency(a: &IolatencyArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, iolatency::Iolatency::new())
+/// One of the I/O commands.
+pub fn io(a: &IoArgs, mode: Mode) -> anyhow::Result<ExitCode> {
+    if a.common.cpu.is_some() {
+        // (as lttng-analyses' I/O analysis)
+        eprintln!("reef: warning: --cpu does not apply to the I/O analyses");
+    }
+    let sel = select(&a.common, None, Some(&a.durations), None);
+    let filter = io::Filter {
+        min: sel.min,
+        max: sel.max,
+        minsize: a.minsize,
+        maxsize: a.maxsize,
+    };
+    run(&a.common, io::Io::with_filter(mode, filter))
 }
 
 pub fn memtop(a: &MemtopArgs) -> anyhow::Result<ExitCode> {
-    run(&a.common, memtop::Memtop::new(a.limit))
+    let sel = select(&a.common, Some(&a.procs), None, None);
+    run(&a.common, Selected::new(memtop::Memtop::new(a.limit), sel))
 }
 
 fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {

@@ -21,6 +21,7 @@ mod source;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use reef_analyses::io::Mode;
 
 #[derive(Parser)]
 #[command(name = "reef", version, about = "A fast toolkit for CTF traces")]
@@ -115,7 +116,7 @@ enum Command {
         mut_arg("begin", cmd_analyses::lami_time),
         mut_arg("end", cmd_analyses::lami_time)
     )]
-    Schedlog(cmd_analyses::IrqstatsArgs),
+    Schedlog(cmd_analyses::SchedArgs),
     /// The longest scheduling latencies, as lttng-schedtop; --lami for
     /// Trace Compass.
     ///
@@ -155,7 +156,49 @@ enum Command {
         mut_arg("begin", cmd_analyses::lami_time),
         mut_arg("end", cmd_analyses::lami_time)
     )]
-    Iolatency(cmd_analyses::IolatencyArgs),
+    Iolatency(cmd_analyses::IoArgs),
+    /// Frequency distributions of I/O system call latencies (open, read,
+    /// write, sync) and of disk request latencies, as lttng-iolatencyfreq;
+    /// --lami for Trace Compass.
+    ///
+    /// Example: reef iolatencyfreq --freq-resolution 40 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Iolatencyfreq(cmd_analyses::IoFreqArgs),
+    /// The longest I/O system calls of each kind, with their sizes, files
+    /// and descriptors, as lttng-iolatencytop; --lami for Trace Compass.
+    ///
+    /// Example: reef iolatencytop --limit 5 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Iolatencytop(cmd_analyses::IoTopArgs),
+    /// Every I/O system call in the order they began (duration, size,
+    /// thread, file, descriptor), as lttng-iolog; --lami for Trace Compass.
+    ///
+    /// Example: reef iolog --min 100 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Iolog(cmd_analyses::IoArgs),
+    /// Who read and wrote how much: per process (disk, network, unknown),
+    /// per file, block I/O per process and per disk, per network
+    /// interface, as lttng-iousagetop; --lami for Trace Compass.
+    ///
+    /// Example: reef iousagetop --limit 20 ~/lttng-traces/my-session/kernel
+    #[command(
+        mut_arg("paths", cmd_analyses::paths_optional),
+        mut_arg("begin", cmd_analyses::lami_time),
+        mut_arg("end", cmd_analyses::lami_time)
+    )]
+    Iousagetop(cmd_analyses::IoTopArgs),
     /// Connect to a program traced with REEF_LISTEN and receive its trace
     /// live: write it as a CTF trace directory (-o) and/or print its events
     /// as they arrive (--print, the default without -o).
@@ -203,7 +246,13 @@ fn main() -> ExitCode {
         Command::Irqfreq(a) => cmd_analyses::irqfreq(a),
         Command::Schedstats(a) => cmd_analyses::schedstats(a),
         Command::Memtop(a) => cmd_analyses::memtop(a),
-        Command::Iolatency(a) => cmd_analyses::iolatency(a),
+        Command::Iolatency(a) => cmd_analyses::io(a, Mode::Stats),
+        Command::Iolatencyfreq(a) => {
+            cmd_analyses::io(&a.io, Mode::Freq(a.freq_resolution as usize))
+        }
+        Command::Iolatencytop(a) => cmd_analyses::io(&a.io, Mode::Top(a.limit)),
+        Command::Iolog(a) => cmd_analyses::io(a, Mode::Log),
+        Command::Iousagetop(a) => cmd_analyses::io(&a.io, Mode::Usage(a.limit)),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),

@@ -38,8 +38,8 @@ pub enum Spec {
     /// The log of a kernel analysis: `reef schedlog` (wakeup to
     /// switch-in, named by the woken thread), `reef irqlog` (handler
     /// runs, named by the interrupt, in group `hard` or `soft`) or `iolog`
-    /// (the I/O system calls lttng-iolog lists, from `reef iolatency`'s
-    /// model: named by the system call, grouped by thread) or `syscalls`
+    /// (the rows of `reef iolog`: named by the system call, grouped by
+    /// thread) or `syscalls`
     /// (every call `reef syscallstats` counts, likewise).
     Log(String),
 }
@@ -322,17 +322,17 @@ fn compute(view: &View, spec: Spec) -> Result<Set, ApiError> {
 /// intersection), its rows as intervals.
 fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, ApiError> {
     use reef_analyses::{
-        analyse, iolatency::Iolatency, irqstats::Irqlog, schedlog::Schedlog,
+        analyse,
+        io::{Io, Mode},
+        irqstats::Irqlog,
+        schedlog::Schedlog,
         syscallstats::Syscallstats,
     };
     let read = view.opts.clone();
     let (tables, err) = match name {
         "schedlog" => analyse(&read, Schedlog::new(), true),
         "irqlog" => analyse(&read, Irqlog::new(), true),
-        "iolog" => analyse(&read, Iolatency::with_log(), true).map(|(mut t, e)| {
-            t.retain(|t| t.class.name == reef_analyses::iolatency::REQUESTS.name);
-            (t, e)
-        }),
+        "iolog" => analyse(&read, Io::new(Mode::Log), true),
         "syscalls" => analyse(&read, Syscallstats::with_log(), true).map(|(mut t, e)| {
             t.retain(|t| t.class.name == reef_analyses::syscallstats::CALLS.name);
             (t, e)
@@ -360,7 +360,13 @@ fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, 
                 reef_analyses::lami::cell_text(&row[5]),
                 String::new(),
             ),
-            "iolog" | "syscalls" => (
+            "iolog" => (
+                ns(&row[0]["begin"]["value"]),
+                ns(&row[0]["end"]["value"]),
+                reef_analyses::lami::cell_text(&row[3]),
+                reef_analyses::lami::cell_text(&row[5]),
+            ),
+            "syscalls" => (
                 ns(&row[0]["begin"]["value"]),
                 ns(&row[0]["end"]["value"]),
                 reef_analyses::lami::cell_text(&row[1]),

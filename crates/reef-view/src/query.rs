@@ -913,7 +913,7 @@ pub struct AnalysisOpts {
 /// `"error"` beside them when the trace is damaged after the start (the
 /// tables then cover the events before).
 pub fn analysis(view: &View, name: &str, from: i64, to: i64, o: &AnalysisOpts) -> R<Value> {
-    use reef_analyses::{cputop, iolatency, irqstats, memtop, schedstats, syscallstats};
+    use reef_analyses::{cputop, io, irqstats, memtop, schedstats, syscallstats};
     let origin = {
         let b = view.base.read().unwrap_or_else(|e| e.into_inner());
         b.origin
@@ -943,7 +943,7 @@ pub fn analysis(view: &View, name: &str, from: i64, to: i64, o: &AnalysisOpts) -
             };
             lami(&read, schedstats::Schedstats::new(groups))
         }
-        "iolatency" => lami(&read, iolatency::Iolatency::new()),
+        "iolatency" => lami(&read, io::Io::new(io::Mode::Stats)),
         "memtop" => lami(&read, memtop::Memtop::new(limit)),
         _ => Err(ApiError::bad(format!(
             "no analysis {name:?}: one of {}",

@@ -1,0 +1,882 @@
+//! I/O analyses, as lttng-analyses 0.6.1's I/O command: system call
+//! latency statistics (`lttng-iolatencystats`), their distributions
+//! (`lttng-iolatencyfreq`), the longest calls (`lttng-iolatencytop`),
+//! every call (`lttng-iolog`) and who read and wrote how much where
+//! (`lttng-iousagetop`).
+//!
+//! What counts (all lttng-analyses' rules):
+//! - The requests are those of its I/O system calls (open, openat,
+//!   socket, dup*, fcntl F_DUPFD, close, the read and write families, the
+//!   sync family; see [`crate::state`]); a request runs from the call's
+//!   entry to its exit. `splice` and `sendfile64` make none.
+//! - A successful read or write counts only if its descriptor is known
+//!   open in its process when the call ends (opened in the trace, listed
+//!   by the state dump, inherited at fork, or first seen in a successful
+//!   call); failed calls always count.
+//! - A request's size is what a successful read or write returned (none
+//!   for other calls and failures).
+//! - Usage: bytes read and written per thread, split by what the
+//!   descriptor leads to (opened by `open`: disk; `socket`: network;
+//!   written during a `net_dev_xmit`: network; otherwise unknown); per
+//!   file name (generic names such as `socket:[…]` or `pipe:[…]` get the
+//!   process name appended); block requests per issuing thread and per
+//!   disk (`block_rq_issue` to `block_rq_complete` of the same sectors,
+//!   through bio remaps); bytes per network interface.
+//! - `--min`/`--max` (µs) keep requests by duration, `--minsize`/
+//!   `--maxsize` by size; under `--begin`/`--end`, a request that started
+//!   or ended outside them is marked out of range.
+//!
+//! Known differences: an IPv4 `connect` names its socket `a.b.c.d:port`
+//! only when the trace records the address as an integer (lttng-modules
+//! before 2.6), not as an array.
+
+use indexmap::IndexMap;
+
+use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
+use crate::state::{BlockRq, Disk, FdType, IoOp, IoRq, Listener, Proc, State};
+use crate::stats::Durations;
+use crate::Analysis;
+
+pub static METADATA: Metadata = Metadata {
+    title: "I/O analysis",
+    description: "System call/disk latency statistics, system call latency distribution, \
+                  system call top latencies, I/O usage top, and I/O operations log",
+    tags: &["io", "syscall", "stats", "freq", "log", "top"],
+    tables: &[
+        TableClass {
+            name: "syscall-latency-stats",
+            title: "System call latency statistics",
+            columns: &[
+                col("System call category", "string"),
+                col_unit("Call count", "number", "calls"),
+                col("Minimum call latency", "duration"),
+                col("Average call latency", "duration"),
+                col("Maximum call latency", "duration"),
+                col("System call latency standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "disk-latency-stats",
+            title: "Partition latency statistics",
+            columns: &[
+                col("Partition", "disk"),
+                col_unit("Access count", "number", "accesses"),
+                col("Minimum access latency", "duration"),
+                col("Average access latency", "duration"),
+                col("Maximum access latency", "duration"),
+                col("System access latency standard deviation", "duration"),
+            ],
+        },
+        TableClass {
+            name: "freq",
+            title: "I/O request latency distribution",
+            columns: &[
+                col("Latency (lower bound)", "duration"),
+                col("Latency (upper bound)", "duration"),
+                col_unit("Request count", "number", "requests"),
+            ],
+        },
+        TableClass {
+            name: "top-syscall",
+            title: "Top system call latencies",
+            columns: REQUEST_COLUMNS,
+        },
+        TableClass {
+            name: "log",
+            title: "I/O operations log",
+            columns: REQUEST_COLUMNS,
+        },
+        TableClass {
+            name: "per-process-top",
+            title: "Per-process top I/O operations",
+            columns: &[
+                col("Process", "process"),
+                col("Total operations size", "size"),
+                col("Disk operations size", "size"),
+                col("Network operations size", "size"),
+                col("Unknown operations size", "size"),
+            ],
+        },
+        TableClass {
+            name: "per-file-top",
+            title: "Per-file top I/O operations",
+            columns: &[
+                col("File path/info", "path"),
+                col("Operations size", "size"),
+                col("File descriptor owners", "string"),
+            ],
+        },
+        TableClass {
+            name: "per-process-top-block",
+            title: "Per-process top block I/O operations",
+            columns: &[col("Process", "process"), col("Operations size", "size")],
+        },
+        TableClass {
+            name: "per-disk-top-sector",
+            title: "Per-disk top sector I/O operations",
+            columns: &[
+                col("Disk", "disk"),
+                col_unit("Sector count", "number", "sectors"),
+            ],
+        },
+        TableClass {
+            name: "per-disk-top-request",
+            title: "Per-disk top I/O requests",
+            columns: &[
+                col("Disk", "disk"),
+                col_unit("Request count", "number", "I/O requests"),
+            ],
+        },
+        TableClass {
+            name: "per-disk-top-rps",
+            title: "Per-disk top I/O request time/sector",
+            columns: &[col("Disk", "disk"), col("Request time/sector", "duration")],
+        },
+        TableClass {
+            name: "per-netif-top",
+            title: "Per-network interface top I/O operations",
+            columns: &[
+                col("Network interface", "netif"),
+                col("Operations size", "size"),
+            ],
+        },
+    ],
+};
+
+const REQUEST_COLUMNS: &[lami::Column] = &[
+    col("Call time range", "time-range"),
+    col("System call out of range?", "bool"),
+    col("Call duration", "duration"),
+    col("System call", "syscall"),
+    col("Read/write size", "size"),
+    col("Process", "process"),
+    col("File path", "path"),
+    col("File descriptor", "fd"),
+];
+
+/// Which tables an [`Io`] makes: one lttng-analyses I/O command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `lttng-iolatencystats`.
+    Stats,
+    /// `lttng-iolatencyfreq`, with this many buckets.
+    Freq(usize),
+    /// `lttng-iolatencytop`: the longest requests of each kind (as
+    /// lttng-analyses, `limit + 1` of them; 0: all).
+    Top(usize),
+    /// `lttng-iolog`: every request, in the order they began.
+    Log,
+    /// `lttng-iousagetop`, with at most `limit` rows per table (0: all).
+    Usage(usize),
+}
+
+/// Which requests count: lttng-analyses' `--min`/`--max` (ns) and
+/// `--minsize`/`--maxsize` (bytes), and the `--begin`/`--end` given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub minsize: Option<f64>,
+    pub maxsize: Option<f64>,
+}
+
+/// A descriptor's life in a process, and the bytes moved through it.
+#[derive(Debug, Clone)]
+struct FdLife {
+    fd: i64,
+    filename: String,
+    kind: FdType,
+    open: i64,
+    close: Option<i64>,
+    read: i64,
+    write: i64,
+}
+
+/// Read and written bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rw {
+    read: i64,
+    write: i64,
+}
+
+/// A request as listed (log, top).
+#[derive(Debug, Clone)]
+struct Request {
+    begin: i64,
+    end: i64,
+    op: IoOp,
+    name: String,
+    size: Option<i64>,
+    tid: i64,
+    fd: Option<i64>,
+}
+
+/// A thread or process, as lttng-analyses' `ProcessIOStats`.
+#[derive(Debug, Clone)]
+struct ProcIo {
+    pid: Option<i64>,
+    tid: i64,
+    comm: String,
+    disk: Rw,
+    net: Rw,
+    unknown: Rw,
+    block: Rw,
+    /// Each descriptor number's lives, in the order they began.
+    fds: IndexMap<i64, Vec<FdLife>>,
+}
+
+impl ProcIo {
+    fn new(p: &Proc) -> ProcIo {
+        ProcIo {
+            pid: p.pid,
+            tid: p.tid,
+            comm: p.comm.clone(),
+            disk: Rw::default(),
+            net: Rw::default(),
+            unknown: Rw::default(),
+            block: Rw::default(),
+            fds: IndexMap::new(),
+        }
+    }
+
+    /// The life of `fd` that is not over.
+    fn current(&mut self, fd: i64) -> Option<&mut FdLife> {
+        self.fds
+            .get_mut(&fd)?
+            .last_mut()
+            .filter(|f| f.close.is_none())
+    }
+
+    /// The life of `fd` that contains `ts` (lttng-analyses' binary
+    /// search, with its quirk: an open life starting after `ts` ends it).
+    fn at(&self, fd: i64, ts: i64) -> Option<&FdLife> {
+        let mut list = &self.fds.get(&fd)?[..];
+        while !list.is_empty() {
+            let mid = list.len() / 2;
+            let f = &list[mid];
+            match f.close {
+                None => return (ts >= f.open).then_some(f),
+                Some(c) if f.open <= ts && ts <= c => return Some(f),
+                Some(_) if ts < f.open => list = &list[..mid],
+                Some(_) => list = &list[mid + 1..],
+            }
+        }
+        None
+    }
+
+    fn total(&self) -> Rw {
+        Rw {
+            read: self.disk.read + self.net.read + self.unknown.read,
+            write: self.disk.write + self.net.write + self.unknown.write,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct DiskIo {
+    name: String,
+    sectors: i64,
+    requests: i64,
+    total_duration: i64,
+    /// Durations of the requests kept by the filter (statistics and
+    /// distributions).
+    durations: Vec<i64>,
+}
+
+impl DiskIo {
+    fn new(dev: i64, name: Option<&str>) -> DiskIo {
+        DiskIo {
+            // (the kernel's MINORBITS is 20)
+            name: name.map_or_else(
+                || format!("({},{})", dev >> 20, dev & 0xfffff),
+                str::to_string,
+            ),
+            sectors: 0,
+            requests: 0,
+            total_duration: 0,
+            durations: Vec::new(),
+        }
+    }
+}
+
+/// A file's name, bytes, and (process id, first descriptor) owners.
+type FileRow = (String, Rw, Vec<(i64, i64)>);
+
+/// The I/O analysis; see the module documentation.
+#[derive(Debug)]
+pub struct Io {
+    mode: Mode,
+    filter: Filter,
+    range: (Option<i64>, Option<i64>),
+    tids: IndexMap<i64, ProcIo>,
+    disks: IndexMap<i64, DiskIo>,
+    ifaces: IndexMap<String, Rw>,
+    /// Statistics of the requests kept, per operation (open, read, write,
+    /// sync).
+    stats: [Durations; 4],
+    /// Their durations (distributions).
+    durations: [Vec<i64>; 4],
+    /// The requests kept, with the index of their thread in `tids`
+    /// (log, top).
+    requests: Vec<(usize, Request)>,
+    now: i64,
+}
+
+fn slot(op: IoOp) -> Option<usize> {
+    match op {
+        IoOp::Open => Some(0),
+        IoOp::Read => Some(1),
+        IoOp::Write => Some(2),
+        IoOp::Sync => Some(3),
+        IoOp::Close => None,
+    }
+}
+
+const KINDS: [&str; 4] = ["open", "read", "write", "sync"];
+
+impl Io {
+    pub fn new(mode: Mode) -> Io {
+        Io::with_filter(mode, Filter::default())
+    }
+
+    pub fn with_filter(mode: Mode, filter: Filter) -> Io {
+        Io {
+            mode,
+            filter,
+            range: (None, None),
+            tids: IndexMap::new(),
+            disks: IndexMap::new(),
+            ifaces: IndexMap::new(),
+            stats: Default::default(),
+            durations: Default::default(),
+            requests: Vec::new(),
+            now: 0,
+        }
+    }
+
+    fn keep(&self, begin: i64, end: i64, size: Option<i64>) -> bool {
+        let f = &self.filter;
+        let d = (end - begin) as f64;
+        let size_ok = size.is_none_or(|s| {
+            let s = s as f64;
+            f.maxsize.is_none_or(|m| s <= m) && f.minsize.is_none_or(|m| s >= m)
+        });
+        let range_ok = match self.range {
+            (Some(_), Some(e)) => begin <= e,
+            _ => true,
+        };
+        size_ok && f.max.is_none_or(|m| d <= m) && f.min.is_none_or(|m| d >= m) && range_ok
+    }
+
+    fn proc_entry(&mut self, p: &Proc) -> usize {
+        self.tids.entry(p.tid).or_insert_with(|| ProcIo::new(p));
+        self.tids.get_index_of(&p.tid).unwrap_or(0)
+    }
+
+    /// Whether a request is outside `--begin`/`--end`, as lttng-analyses'
+    /// Python expression gives it: `None` (null) unless a bound was given.
+    fn out_of_range(&self, r: &Request) -> serde_json::Value {
+        let (b, e) = self.range;
+        let first = b.map(|b| r.begin < b);
+        let second = e.map(|e| r.end > e);
+        // `b and x or e and y`
+        let v = match first {
+            Some(true) => Some(true),
+            _ => second.or(if first == Some(false) && e.is_none() {
+                None
+            } else {
+                first
+            }),
+        };
+        serde_json::json!({"class": "bool", "value": v})
+    }
+
+    fn request_row(&self, r: &Request) -> Vec<serde_json::Value> {
+        let ps = &self.tids[&r.tid];
+        let (path, fd) = match r.fd {
+            None => (serde_json::Value::Null, serde_json::Value::Null),
+            Some(fd) => {
+                let owner = match ps.pid {
+                    Some(pid) => self.tids.get(&pid),
+                    None => Some(ps),
+                };
+                let path = match owner.and_then(|o| o.at(fd, r.end)) {
+                    Some(f) => lami::path(&f.filename),
+                    None => lami::unknown(),
+                };
+                (path, lami::fd(fd))
+            }
+        };
+        vec![
+            lami::time_range(r.begin, r.end),
+            self.out_of_range(r),
+            lami::duration(r.end - r.begin),
+            lami::syscall(&r.name),
+            r.size.map_or(serde_json::Value::Null, lami::size),
+            lami::process(Some(&ps.comm), None, Some(r.tid)),
+            path,
+            fd,
+        ]
+    }
+
+    fn stats_tables(&self, begin: i64, end: i64) -> Vec<Table> {
+        let m = &METADATA;
+        let mut t = Table::new(&m.tables[0], begin, end);
+        for (name, d) in ["Open", "Read", "Write", "Sync"].iter().zip(&self.stats) {
+            let mut row = vec![lami::string(name)];
+            row.extend(latency_cells(d));
+            t.rows.push(row);
+        }
+        let mut out = vec![t];
+        if !self.disks.is_empty() {
+            let mut t = Table::new(&m.tables[1], begin, end);
+            for d in self.disks.values().filter(|d| d.requests > 0) {
+                let mut s = Durations::default();
+                d.durations.iter().for_each(|&x| s.add(x));
+                let mut row = vec![lami::disk(&d.name)];
+                row.extend(latency_cells(&s));
+                t.rows.push(row);
+            }
+            out.push(t);
+        }
+        out
+    }
+
+    fn freq_tables(&self, res: usize, begin: i64, end: i64) -> Vec<Table> {
+        let class = &METADATA.tables[2];
+        let table = |subtitle: String, d: &[i64]| {
+            let mut t = Table::new(class, begin, end);
+            t.subtitle = Some(subtitle);
+            if !d.is_empty() {
+                t.rows = crate::stats::freq_rows(d, None, None, res);
+            }
+            t
+        };
+        let mut out: Vec<Table> = KINDS
+            .iter()
+            .zip(&self.durations)
+            .map(|(k, d)| table(k.to_string(), d))
+            .collect();
+        for d in self.disks.values() {
+            out.push(table(format!("disk: {}", d.name), &d.durations));
+        }
+        out
+    }
+
+    fn top_tables(&self, limit: usize, begin: i64, end: i64) -> Vec<Table> {
+        (0..4)
+            .map(|k| {
+                let mut t = Table::new(&METADATA.tables[3], begin, end);
+                t.subtitle = Some(KINDS[k].to_string());
+                let mut rqs: Vec<&(usize, Request)> = self
+                    .requests
+                    .iter()
+                    .filter(|(_, r)| slot(r.op) == Some(k))
+                    .collect();
+                // (stable: equal durations keep lttng-analyses' order, by
+                // thread then by end)
+                rqs.sort_by_key(|(i, r)| (std::cmp::Reverse(r.end - r.begin), *i));
+                let rows = if limit == 0 { usize::MAX } else { limit + 1 };
+                t.rows = rqs
+                    .iter()
+                    .take(rows)
+                    .map(|(_, r)| self.request_row(r))
+                    .collect();
+                t
+            })
+            .collect()
+    }
+
+    fn log_table(&self, begin: i64, end: i64) -> Table {
+        let mut t = Table::new(&METADATA.tables[4], begin, end);
+        let mut rqs: Vec<&(usize, Request)> = self.requests.iter().collect();
+        rqs.sort_by_key(|(i, r)| (r.begin, *i));
+        t.rows = rqs.iter().map(|(_, r)| self.request_row(r)).collect();
+        t
+    }
+
+    fn usage_tables(&self, limit: usize, begin: i64, end: i64) -> Vec<Table> {
+        let m = &METADATA;
+        let new = |class: usize, sub: Option<&str>| {
+            let mut t = Table::new(&m.tables[class], begin, end);
+            t.subtitle = sub.map(str::to_string);
+            t
+        };
+        let limit = if limit == 0 { usize::MAX } else { limit };
+        let cap = |rows: Vec<Vec<serde_json::Value>>| -> Vec<Vec<serde_json::Value>> {
+            rows.into_iter().take(limit).collect()
+        };
+        let procs: Vec<&ProcIo> = self.tids.values().collect();
+        let by = |key: &dyn Fn(&ProcIo) -> i64| {
+            let mut v = procs.clone();
+            v.sort_by_key(|p| std::cmp::Reverse(key(p)));
+            v
+        };
+        let mut out = Vec::new();
+        for (sub, write) in [("read", false), ("written", true)] {
+            let pick = |rw: Rw| if write { rw.write } else { rw.read };
+            let mut t = new(5, Some(sub));
+            t.rows = cap(by(&|p| pick(p.total()))
+                .iter()
+                .map(|p| {
+                    vec![
+                        lami::process(Some(&p.comm), p.pid, Some(p.tid)),
+                        lami::size(pick(p.total())),
+                        lami::size(pick(p.disk)),
+                        lami::size(pick(p.net)),
+                        lami::size(pick(p.unknown)),
+                    ]
+                })
+                .collect());
+            out.push(t);
+        }
+        let files = self.files();
+        for (sub, write) in [("read", false), ("written", true)] {
+            let pick = |rw: &Rw| if write { rw.write } else { rw.read };
+            let mut v: Vec<&FileRow> = files.iter().collect();
+            v.sort_by_key(|f| std::cmp::Reverse(pick(&f.1)));
+            let mut t = new(6, Some(sub));
+            t.rows = cap(v
+                .iter()
+                .filter(|f| pick(&f.1) != 0)
+                .map(|(name, rw, owners)| {
+                    let mut s = String::new();
+                    for (pid, fd) in owners {
+                        let comm = self.tids.get(pid).map_or("", |p| p.comm.as_str());
+                        s.push_str(&format!("fd {fd} in {comm} ({pid}) "));
+                    }
+                    vec![lami::path(name), lami::size(pick(rw)), lami::string(&s)]
+                })
+                .collect());
+            out.push(t);
+        }
+        for (sub, write) in [("read", false), ("written", true)] {
+            let pick = |p: &ProcIo| if write { p.block.write } else { p.block.read };
+            let mut t = new(7, Some(sub));
+            t.rows = cap(by(&|p| pick(p))
+                .iter()
+                .filter(|p| pick(p) != 0)
+                .map(|p| {
+                    let name = (!p.comm.is_empty()).then_some(p.comm.as_str());
+                    vec![lami::process(name, p.pid, Some(p.tid)), lami::size(pick(p))]
+                })
+                .collect());
+            out.push(t);
+        }
+        let disks: Vec<&DiskIo> = self.disks.values().collect();
+        let mut sectors = disks.clone();
+        sectors.sort_by_key(|d| std::cmp::Reverse(d.sectors));
+        let mut t = new(8, None);
+        t.rows = cap(sectors
+            .iter()
+            .filter(|d| d.sectors != 0)
+            .map(|d| vec![lami::disk(&d.name), lami::number(d.sectors)])
+            .collect());
+        out.push(t);
+        let mut reqs = disks.clone();
+        reqs.sort_by_key(|d| std::cmp::Reverse(d.requests));
+        let mut t = new(9, None);
+        t.rows = cap(reqs
+            .iter()
+            .filter(|d| d.requests != 0)
+            .map(|d| vec![lami::disk(&d.name), lami::number(d.requests)])
+            .collect());
+        out.push(t);
+        let mut t = new(10, None);
+        t.rows = cap(disks
+            .iter()
+            .filter(|d| d.requests != 0)
+            .map(|d| {
+                vec![
+                    lami::disk(&d.name),
+                    lami::duration_f(d.total_duration as f64 / d.requests as f64),
+                ]
+            })
+            .collect());
+        out.push(t);
+        for (sub, send) in [("received", false), ("sent", true)] {
+            let pick = |rw: &Rw| if send { rw.write } else { rw.read };
+            let mut v: Vec<(&String, &Rw)> = self.ifaces.iter().collect();
+            v.sort_by_key(|(_, rw)| std::cmp::Reverse(pick(rw)));
+            let mut t = new(11, Some(sub));
+            t.rows = cap(v
+                .iter()
+                .map(|(name, rw)| vec![lami::netif(name), lami::size(pick(rw))])
+                .collect());
+            out.push(t);
+        }
+        out
+    }
+
+    /// Bytes per file name, with the first descriptor each process had on
+    /// it, in lttng-analyses' order (threads, then descriptors, then
+    /// lives).
+    fn files(&self) -> Vec<FileRow> {
+        let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::new();
+        for p in self.tids.values() {
+            for life in p.fds.values().flatten() {
+                let mut name = life.filename.clone();
+                if ["pipe", "socket", "anon_inode", "unknown"]
+                    .iter()
+                    .any(|g| name.starts_with(g))
+                {
+                    name = format!("{name} ({})", p.comm);
+                }
+                let f = files.entry(name).or_default();
+                f.0.read += life.read;
+                f.0.write += life.write;
+                f.1.entry(p.pid.unwrap_or(p.tid)).or_insert(life.fd);
+            }
+        }
+        files
+            .into_iter()
+            .map(|(n, (rw, owners))| (n, rw, owners.into_iter().collect()))
+            .collect()
+    }
+}
+
+/// Count, min, average, max and standard deviation cells; zeros and an
+/// unknown deviation when there is nothing.
+fn latency_cells(d: &Durations) -> Vec<serde_json::Value> {
+    if d.count == 0 {
+        return vec![
+            lami::number(0),
+            lami::duration(0),
+            lami::duration(0),
+            lami::duration(0),
+            lami::unknown(),
+        ];
+    }
+    vec![
+        lami::number(d.count as i64),
+        lami::duration(d.min),
+        lami::duration_f(d.mean()),
+        lami::duration(d.max),
+        lami::duration_opt(d.stdev()),
+    ]
+}
+
+impl Listener for Io {
+    fn create_fd(&mut self, parent: &Proc, fd: i64) {
+        let Some(f) = parent.fds.get(&fd) else { return };
+        let life = FdLife {
+            fd,
+            filename: f.filename.clone(),
+            kind: f.kind,
+            open: self.now,
+            close: None,
+            read: 0,
+            write: 0,
+        };
+        self.proc_entry(parent);
+        if let Some(p) = self.tids.get_mut(&parent.tid) {
+            p.fds.entry(fd).or_default().push(life);
+        }
+    }
+
+    fn close_fd(&mut self, parent_tid: i64, fd: i64) {
+        let now = self.now;
+        if let Some(f) = self.tids.get_mut(&parent_tid).and_then(|p| p.current(fd)) {
+            f.close = Some(now);
+        }
+    }
+
+    fn update_fd(&mut self, parent: &Proc, fd: i64) {
+        let Some(f) = parent.fds.get(&fd) else { return };
+        let now = self.now;
+        let Some(p) = self.tids.get_mut(&parent.tid) else {
+            return;
+        };
+        let lives = p.fds.entry(fd).or_default();
+        if lives.is_empty() {
+            lives.push(FdLife {
+                fd,
+                filename: f.filename.clone(),
+                kind: f.kind,
+                open: now,
+                close: None,
+                read: 0,
+                write: 0,
+            });
+        }
+        if let Some(last) = lives.last_mut() {
+            last.filename.clone_from(&f.filename);
+        }
+    }
+
+    fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {
+        self.proc_entry(proc);
+        self.proc_entry(parent);
+        let Some(p) = self.tids.get_mut(&proc.tid) else {
+            return;
+        };
+        p.pid = Some(parent.tid);
+        let moved: Vec<(i64, Vec<FdLife>)> = p.fds.drain(..).collect();
+        let Some(par) = self.tids.get_mut(&parent.tid) else {
+            return;
+        };
+        for (fd, lives) in moved {
+            match par.fds.get_mut(&fd) {
+                None => {
+                    par.fds.insert(fd, lives);
+                }
+                Some(have) => {
+                    // (lttng-analyses' best effort to fix the name)
+                    let name = lives.last().map(|l| l.filename.clone());
+                    if let (Some(cur), Some(name)) = (have.last_mut(), name) {
+                        if cur.close.is_none() && cur.filename.is_empty() {
+                            cur.filename = name;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
+        let index = self.proc_entry(proc);
+        self.proc_entry(parent);
+        let mut kind = FdType::Unknown;
+        if rq.errno.is_none() && matches!(rq.op, IoOp::Read | IoOp::Write) {
+            let Some(f) = rq.fd.and_then(|fd| self.tids[&parent.tid].fds.get(&fd)) else {
+                return;
+            };
+            match f.last().filter(|l| l.close.is_none()) {
+                Some(l) => kind = l.kind,
+                None => return,
+            }
+        }
+        // The thread's own statistics.
+        if let (Some(size), None) = (rq.size, rq.errno) {
+            let p = &mut self.tids[&proc.tid];
+            let rw = match kind {
+                FdType::Disk => &mut p.disk,
+                FdType::Net | FdType::MaybeNet => &mut p.net,
+                FdType::Unknown => &mut p.unknown,
+            };
+            match rq.op {
+                IoOp::Read => rw.read += size,
+                IoOp::Write => rw.write += size,
+                _ => {}
+            }
+        }
+        // The descriptor's, in its process.
+        if rq.errno.is_none() {
+            if let Some(l) = rq
+                .fd
+                .and_then(|fd| self.tids.get_mut(&parent.tid)?.current(fd))
+            {
+                match rq.op {
+                    IoOp::Read => l.read += rq.size.unwrap_or(0),
+                    IoOp::Write => l.write += rq.size.unwrap_or(0),
+                    _ => {}
+                }
+            }
+        }
+        for p in [proc, parent] {
+            let s = &mut self.tids[&p.tid];
+            if s.comm != p.comm {
+                s.comm.clone_from(&p.comm);
+            }
+        }
+        if !self.keep(rq.begin, rq.end, rq.size) {
+            return;
+        }
+        let d = rq.end - rq.begin;
+        if let Some(k) = slot(rq.op) {
+            match self.mode {
+                Mode::Stats => self.stats[k].add(d),
+                Mode::Freq(_) => self.durations[k].push(d),
+                _ => {}
+            }
+        }
+        if matches!(self.mode, Mode::Log | Mode::Top(_)) {
+            self.requests.push((
+                index,
+                Request {
+                    begin: rq.begin,
+                    end: rq.end,
+                    op: rq.op,
+                    name: rq.name.clone(),
+                    size: rq.size,
+                    tid: proc.tid,
+                    fd: rq.fd,
+                },
+            ));
+        }
+    }
+
+    fn block_rq_complete(&mut self, rq: &BlockRq, proc: Option<&Proc>, dev: i64, disk: &Disk) {
+        let keep = self.keep(rq.begin, rq.end, Some(rq.size()));
+        let d = self
+            .disks
+            .entry(dev)
+            .or_insert_with(|| DiskIo::new(dev, disk.name.as_deref()));
+        d.requests += 1;
+        d.sectors += rq.nr_sector;
+        d.total_duration += rq.end - rq.begin;
+        if keep {
+            d.durations.push(rq.end - rq.begin);
+        }
+        if let Some(p) = proc {
+            self.proc_entry(p);
+            let s = &mut self.tids[&p.tid];
+            if rq.write {
+                s.block.write += rq.size();
+            } else {
+                s.block.read += rq.size();
+            }
+        }
+    }
+
+    fn block_device(&mut self, dev: i64, name: &str) {
+        self.disks
+            .entry(dev)
+            .or_insert_with(|| DiskIo::new(dev, Some(name)))
+            .name = name.to_string();
+    }
+
+    fn net(&mut self, send: bool, name: &str, len: i64) {
+        if !self.ifaces.contains_key(name) {
+            self.ifaces.insert(name.to_string(), Rw::default());
+        }
+        let rw = &mut self.ifaces[name];
+        if send {
+            rw.write += len;
+        } else {
+            rw.read += len;
+        }
+    }
+}
+
+impl Analysis for Io {
+    fn metadata() -> &'static Metadata {
+        &METADATA
+    }
+
+    fn range(&mut self, begin: Option<i64>, end: Option<i64>) {
+        self.range = (begin, end);
+    }
+
+    fn event(&mut self, ts: i64) {
+        self.now = ts;
+    }
+
+    fn begin(&mut self, _ts: i64) {
+        *self = Io {
+            range: self.range,
+            now: self.now,
+            ..Io::with_filter(self.mode, self.filter)
+        };
+    }
+
+    fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
+        match self.mode {
+            Mode::Stats => self.stats_tables(begin, end),
+            Mode::Freq(res) => self.freq_tables(res, begin, end),
+            Mode::Top(limit) => self.top_tables(limit, begin, end),
+            Mode::Log => vec![self.log_table(begin, end)],
+            Mode::Usage(limit) => self.usage_tables(limit, begin, end),
+        }
+    }
+}
