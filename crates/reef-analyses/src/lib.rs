@@ -5,8 +5,8 @@
 //! allocations ([`memtop`]) and I/O: latencies, logs and usage ([`io`]) —
 //! as LAMI 1.0 result tables ([`lami`]).
 //!
-//! Events go through a [`event::Decoder`] (fields by name, once per event
-//! class) into the kernel model ([`state::State`]), which tells the
+//! Events are read by [`skim`] (or, with a filter, a [`event::Decoder`]:
+//! fields found by name once per event class) into the kernel model ([`state::State`]), which tells the
 //! analysis what happened; a [`Runner`] decides the analysed time range.
 //!
 //! [`analyse`] runs one over the traces a [`reef_read::ReadOptions`]

@@ -279,5 +279,5 @@ pub fn for_each_event<E>(
         }
         heads[i] = s.buf[s.at].ns;
     }
-    Ok(cut.map(Into::into))
+    Ok(cut)
 }
