@@ -76,6 +76,23 @@ def compare(path, got, want, diffs):
 failed = 0
 checked = 0
 
+
+def check(cmd, want, label, name=None):
+    """Runs reef `cmd` and compares its LAMI output with `want`."""
+    global checked, failed
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    diffs = []
+    if out.returncode != 0:
+        diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
+    else:
+        compare("", same_time_order(name, json.loads(out.stdout)), want, diffs)
+    checked += 1
+    if diffs:
+        failed += 1
+        print(f"FAIL {label}: {len(diffs)} differences")
+        for d in diffs[:10]:
+            print("   ", d)
+
 # The synthetic trace the references were made from, regenerated.
 tmp = tempfile.TemporaryDirectory()
 synthetic = os.path.join(tmp.name, "kernel")
@@ -99,19 +116,8 @@ for trace in ("uneven-streams", "bug446190", "synthetic"):
         with open(ref) as f:
             want = same_time_order(name, json.load(f))
         for workers in ("1", "2"):
-            cmd = [reef, name, "--lami", "-j", workers, *opts, paths[trace]]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            diffs = []
-            if out.returncode != 0:
-                diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
-            else:
-                compare("", same_time_order(name, json.loads(out.stdout)), want, diffs)
-            checked += 1
-            if diffs:
-                failed += 1
-                print(f"FAIL {trace} {name} -j {workers}: {len(diffs)} differences")
-                for d in diffs[:10]:
-                    print("   ", d)
+            check([reef, name, "--lami", "-j", workers, *opts, paths[trace]], want,
+                  f"{trace} {name} -j {workers}", name)
         checked += 1
         text = subprocess.run([reef, name, *opts, paths[trace]],
                               capture_output=True, text=True)
@@ -134,20 +140,8 @@ for name, opts in (("cputop", ["--limit=unlimited"]), ("syscallstats", []),
                    ("schedstats", ["--total", "--per-tid", "--per-prio"])):
     with open(os.path.join(here, "references", f"bug446190-range.{name}.json")) as f:
         want = json.load(f)
-    cmd = [reef, name, "--lami", "--begin=1412670963000000000", "--end=1412670965000000000",
-           *opts, paths["bug446190"]]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    diffs = []
-    if out.returncode != 0:
-        diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
-    else:
-        compare("", json.loads(out.stdout), want, diffs)
-    checked += 1
-    if diffs:
-        failed += 1
-        print(f"FAIL bug446190 {name} with a time range: {len(diffs)} differences")
-        for d in diffs[:10]:
-            print("   ", d)
+    check([reef, name, "--lami", "--begin=1412670963000000000", "--end=1412670965000000000",
+           *opts, paths["bug446190"]], want, f"bug446190 {name} with a time range")
 
 # lttng-analyses' selection options (options.txt), compared with
 # lttng-analyses run with the same options.
@@ -158,19 +152,8 @@ for n, line in enumerate(lines, 1):
     for trace in ("bug446190", "synthetic"):
         with open(os.path.join(here, "references", f"{trace}-opts.{n}.json")) as f:
             want = same_time_order(name, json.load(f))
-        out = subprocess.run([reef, name, "--lami", *opts.split(), paths[trace]],
-                             capture_output=True, text=True)
-        diffs = []
-        if out.returncode != 0:
-            diffs.append(f"exit {out.returncode}: {out.stderr.strip()}")
-        else:
-            compare("", same_time_order(name, json.loads(out.stdout)), want, diffs)
-        checked += 1
-        if diffs:
-            failed += 1
-            print(f"FAIL {trace} {name} {opts}: {len(diffs)} differences")
-            for d in diffs[:10]:
-                print("   ", d)
+        check([reef, name, "--lami", *opts.split(), paths[trace]], want,
+              f"{trace} {name} {opts}", name)
 
 # A corrupt event in the middle of a stream: the results over the events
 # before it, then the error (file, offset, what was expected), exit 1.

@@ -232,8 +232,11 @@ pub struct Irqlog {
     pub log: Vec<IrqRun>,
     /// With [`Irqlog::freq`]: the buckets of its distributions.
     freq: Option<usize>,
-    /// Their range (ns), when given (`--min`/`--max`).
-    bounds: (Option<f64>, Option<f64>),
+    /// How they are drawn.
+    opts: crate::stats::FreqOpts,
+    /// The interrupts they show (`--irq`/`--softirq`; the range of
+    /// uniform ones comes from all).
+    only: crate::select::Select,
 }
 
 /// `lttng-irqfreq`'s tables.
@@ -269,13 +272,10 @@ impl Irqlog {
         }
     }
 
-    /// Distributions over [`min`, `max`] (ns) rather than the durations'
-    /// own range, as lttng-irqfreq with `--min`/`--max`.
-    pub fn with_bounds(self, min: Option<f64>, max: Option<f64>) -> Irqlog {
-        Irqlog {
-            bounds: (min, max),
-            ..self
-        }
+    /// Distributions drawn as lttng-irqfreq's options say, of the
+    /// interrupts `only`'s `--irq`/`--softirq` lists keep.
+    pub fn with_freq(self, opts: crate::stats::FreqOpts, only: crate::select::Select) -> Irqlog {
+        Irqlog { opts, only, ..self }
     }
 
     fn name(&self, hard: bool, nr: i64) -> String {
@@ -297,17 +297,27 @@ impl Irqlog {
 
     fn freq_tables(&self, res: usize, begin: i64, end: i64) -> Vec<Table> {
         let mut by: BTreeMap<(bool, i64), Vec<i64>> = BTreeMap::new();
-        for r in &self.log {
+        for r in self.log.iter().filter(|r| self.only.irq(r.hard, r.nr)) {
             // Hard IRQs first (`!hard` sorts them before).
             by.entry((!r.hard, r.nr)).or_default().push(r.end - r.begin);
         }
-        by.iter()
+        let all: Vec<i64> = self.log.iter().map(|r| r.end - r.begin).collect();
+        let (min, max) = self.opts.range(&all);
+        let tables: Vec<Table> = by
+            .iter()
             .map(|(&(soft, nr), d)| {
                 let mut t = Table::new(&FREQ, begin, end);
                 t.subtitle = Some(format!("{} ({nr})", self.name(!soft, nr)));
-                t.rows = crate::stats::freq_rows(d, self.bounds.0, self.bounds.1, res);
+                t.rows = crate::stats::freq_rows(d, min, max, res);
                 t
             })
+            .collect();
+        if !self.opts.series {
+            return tables;
+        }
+        let title = "Interrupt handlers duration frequency distributions";
+        Table::series(&FREQ, title, "interrupts", &tables)
+            .into_iter()
             .collect()
     }
 }

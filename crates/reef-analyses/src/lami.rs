@@ -107,6 +107,19 @@ pub struct Table {
     pub begin: i64,
     pub end: i64,
     pub rows: Vec<Vec<Value>>,
+    /// A table of frequency distributions side by side (lttng-analyses'
+    /// `--freq-series`): its class is inline, `class`'s first two columns
+    /// then one count column per distribution.
+    pub series: Option<Series>,
+}
+
+/// The inline class of a [`Table`] of distributions side by side.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub title: &'static str,
+    /// Each distribution's column title.
+    pub names: Vec<String>,
+    pub unit: &'static str,
 }
 
 impl Table {
@@ -117,20 +130,85 @@ impl Table {
             begin,
             end,
             rows: Vec::new(),
+            series: None,
+        }
+    }
+
+    /// Frequency distributions of one range (tables of `class`, with the
+    /// same bounds) as one table: bounds, then each one's count.
+    pub fn series(
+        class: &'static TableClass,
+        title: &'static str,
+        unit: &'static str,
+        tables: &[Table],
+    ) -> Option<Table> {
+        let first = tables.first()?;
+        let mut t = Table::new(class, first.begin, first.end);
+        t.rows = first
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut row = r[..2].to_vec();
+                row.extend(
+                    tables
+                        .iter()
+                        .map(|t| t.rows.get(i).map_or(Value::Null, |r| r[2].clone())),
+                );
+                row
+            })
+            .collect();
+        t.series = Some(Series {
+            title,
+            names: tables
+                .iter()
+                .map(|t| t.subtitle.clone().unwrap_or_default())
+                .collect(),
+            unit,
+        });
+        Some(t)
+    }
+
+    /// The columns: the class's, or a series' own.
+    pub fn columns(&self) -> Vec<Column> {
+        match &self.series {
+            None => self.class.columns.to_vec(),
+            Some(s) => {
+                let mut c = self.class.columns[..2].to_vec();
+                c.extend(s.names.iter().map(|_| Column {
+                    title: "",
+                    class: "number",
+                    unit: Some(s.unit),
+                }));
+                c
+            }
         }
     }
 
     pub fn title(&self) -> String {
-        match &self.subtitle {
-            Some(s) => format!("{} [{}]", self.class.title, s),
-            None => self.class.title.to_string(),
+        match (&self.series, &self.subtitle) {
+            (Some(s), _) => s.title.to_string(),
+            (None, Some(s)) => format!("{} [{}]", self.class.title, s),
+            (None, None) => self.class.title.to_string(),
         }
     }
 
     pub fn to_json(&self) -> Value {
-        let class = match &self.subtitle {
-            Some(_) => json!({"inherit": self.class.name, "title": self.title()}),
-            None => json!(self.class.name),
+        let class = match (&self.series, &self.subtitle) {
+            (Some(s), _) => {
+                let mut cols: Vec<Value> = self.class.columns[..2]
+                    .iter()
+                    .map(|c| json!({"title": c.title, "class": c.class}))
+                    .collect();
+                cols.extend(
+                    s.names
+                        .iter()
+                        .map(|n| json!({"title": n, "class": "number", "unit": s.unit})),
+                );
+                json!({"title": s.title, "column-descriptions": cols})
+            }
+            (None, Some(_)) => json!({"inherit": self.class.name, "title": self.title()}),
+            (None, None) => json!(self.class.name),
         };
         json!({
             "class": class,
@@ -335,8 +413,12 @@ fn header(col: &Column) -> String {
 pub fn table_text(t: &Table, out: &mut String) {
     use std::fmt::Write;
     let _ = writeln!(out, "{}", t.title());
-    let cols = t.class.columns;
-    let mut cells: Vec<Vec<String>> = vec![cols.iter().map(header).collect()];
+    let cols = t.columns();
+    let mut heads: Vec<String> = cols.iter().map(header).collect();
+    if let Some(s) = &t.series {
+        heads[2..].clone_from_slice(&s.names);
+    }
+    let mut cells: Vec<Vec<String>> = vec![heads];
     for r in &t.rows {
         cells.push(r.iter().map(cell_text).collect());
     }

@@ -95,8 +95,8 @@ enum Output {
 pub struct Schedlog {
     pub log: Vec<SchedLatency>,
     output: Output,
-    /// The distributions' range (ns), when given (`--min`/`--max`).
-    bounds: (Option<f64>, Option<f64>),
+    /// How the distributions are drawn.
+    opts: crate::stats::FreqOpts,
 }
 
 impl Schedlog {
@@ -104,13 +104,9 @@ impl Schedlog {
         Schedlog::default()
     }
 
-    /// Distributions over [`min`, `max`] (ns) rather than the latencies'
-    /// own range, as lttng-schedfreq with `--min`/`--max`.
-    pub fn with_bounds(self, min: Option<f64>, max: Option<f64>) -> Schedlog {
-        Schedlog {
-            bounds: (min, max),
-            ..self
-        }
+    /// Distributions drawn as lttng-schedfreq's options say.
+    pub fn with_freq(self, opts: crate::stats::FreqOpts) -> Schedlog {
+        Schedlog { opts, ..self }
     }
 
     /// The `limit` longest latencies (0: all), as `lttng-schedtop`.
@@ -152,16 +148,27 @@ impl Schedlog {
         end: i64,
     ) -> Vec<Table> {
         use std::collections::BTreeMap;
+        let lat = |l: &SchedLatency| l.switch - l.wakeup;
+        let all: Vec<i64> = self.log.iter().map(lat).collect();
+        // (every group holds all the latencies, so one range serves all)
+        let (min, max) = self.opts.range(&all);
         let table = |subtitle: Option<String>, lats: &[i64]| {
             let mut t = Table::new(&FREQ, begin, end);
             t.subtitle = subtitle;
-            t.rows = crate::stats::freq_rows(lats, self.bounds.0, self.bounds.1, res);
+            t.rows = crate::stats::freq_rows(lats, min, max, res);
             t
         };
-        let lat = |l: &SchedLatency| l.switch - l.wakeup;
+        let series = |tables: Vec<Table>| -> Vec<Table> {
+            if !self.opts.series {
+                return tables;
+            }
+            let title = "Scheduling latencies frequency distributions";
+            Table::series(&FREQ, title, "schedulings", &tables)
+                .into_iter()
+                .collect()
+        };
         let mut out = Vec::new();
         if groups.total {
-            let all: Vec<i64> = self.log.iter().map(lat).collect();
             out.push(table(None, &all));
         }
         if groups.per_tid {
@@ -169,9 +176,11 @@ impl Schedlog {
             for l in &self.log {
                 by.entry(l.wakee.0).or_default().push(lat(l));
             }
-            for (tid, lats) in &by {
-                out.push(table(Some(format!("TID: {tid}")), lats));
-            }
+            out.extend(series(
+                by.iter()
+                    .map(|(tid, lats)| table(Some(format!("TID: {tid}")), lats))
+                    .collect(),
+            ));
         }
         if groups.per_prio {
             let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
@@ -180,9 +189,11 @@ impl Schedlog {
                     by.entry(p).or_default().push(lat(l));
                 }
             }
-            for (prio, lats) in &by {
-                out.push(table(Some(format!("Priority: {prio}")), lats));
-            }
+            out.extend(series(
+                by.iter()
+                    .map(|(prio, lats)| table(Some(format!("Priority: {prio}")), lats))
+                    .collect(),
+            ));
         }
         out
     }

@@ -47,7 +47,8 @@ impl Select {
         self.min.is_none_or(|m| d >= m) && self.max.is_none_or(|m| d <= m)
     }
 
-    fn irq(&self, hard: bool, nr: i64) -> bool {
+    /// Whether `--irq`/`--softirq` keep this interrupt.
+    pub fn irq(&self, hard: bool, nr: i64) -> bool {
         let (mine, other) = match hard {
             true => (&self.irqs, &self.softirqs),
             false => (&self.softirqs, &self.irqs),

@@ -269,6 +269,43 @@ pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
     }
 }
 
+/// How distributions are drawn beyond their number of buckets:
+/// lttng-analyses' `--min`/`--max` (ns), `--freq-uniform` and
+/// `--freq-series`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FreqOpts {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// One range for all distributions of a group.
+    pub uniform: bool,
+    /// The distributions of a group side by side in one table (implies
+    /// `uniform`).
+    pub series: bool,
+}
+
+impl FreqOpts {
+    /// The range of every distribution of a group whose durations are
+    /// `all`: `--min`/`--max` or each distribution's own, or with
+    /// `--freq-uniform` the group's (then [0, 0], no rows, when there is
+    /// nothing). lttng-analyses 0.6.1 reads `--min`/`--max` there as µs
+    /// although it converted them to ns already (a range 1000 times too
+    /// wide, whose durations then land in buckets counted from the end):
+    /// reef takes them as given.
+    pub fn range(&self, all: &[i64]) -> (Option<f64>, Option<f64>) {
+        if !(self.uniform || self.series) {
+            return (self.min, self.max);
+        }
+        let ext = |m: Option<f64>, f: fn(&[i64]) -> Option<&i64>| match m {
+            Some(m) => m,
+            None => f(all).map_or(0.0, |&d| d as f64),
+        };
+        (
+            Some(ext(self.min, |a| a.iter().min())),
+            Some(ext(self.max, |a| a.iter().max())),
+        )
+    }
+}
+
 /// A frequency distribution of `durations` (ns) as lttng-analyses makes
 /// its `freq` tables: `resolution` buckets of equal width from `min` to
 /// `max` (ns; by default the durations' own), computed in microseconds

@@ -186,24 +186,53 @@ pub struct SchedtopArgs {
     pub limit: usize,
 }
 
+/// lttng-analyses' frequency distribution options.
+#[derive(clap::Args, Debug)]
+pub struct FreqArgs {
+    /// Buckets of each distribution.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub freq_resolution: u32,
+    /// One range for all distributions: --min/--max if given, else from
+    /// the shortest to the longest of all.
+    #[arg(long)]
+    pub freq_uniform: bool,
+    /// The distributions side by side in one table (implies
+    /// --freq-uniform).
+    #[arg(long)]
+    pub freq_series: bool,
+}
+
+impl FreqArgs {
+    fn resolution(&self) -> usize {
+        self.freq_resolution as usize
+    }
+
+    fn opts(&self, sel: &Select) -> reef_analyses::stats::FreqOpts {
+        reef_analyses::stats::FreqOpts {
+            min: sel.min,
+            max: sel.max,
+            uniform: self.freq_uniform,
+            series: self.freq_series,
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct SchedfreqArgs {
     #[command(flatten)]
     pub sched: SchedArgs,
     #[command(flatten)]
     pub groups: GroupArgs,
-    /// Buckets of each distribution.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub freq_resolution: u32,
+    #[command(flatten)]
+    pub freq: FreqArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct IrqfreqArgs {
     #[command(flatten)]
     pub irq: IrqstatsArgs,
-    /// Buckets of each distribution.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub freq_resolution: u32,
+    #[command(flatten)]
+    pub freq: FreqArgs,
 }
 
 /// lttng-analyses' `--min`/`--max`.
@@ -306,14 +335,20 @@ pub fn schedtop(a: &SchedtopArgs) -> anyhow::Result<ExitCode> {
 
 pub fn schedfreq(a: &SchedfreqArgs) -> anyhow::Result<ExitCode> {
     let sel = a.sched.select();
-    let an = reef_analyses::schedlog::Schedlog::freq(a.groups.groups(), a.freq_resolution as usize)
-        .with_bounds(sel.min, sel.max);
+    let an = reef_analyses::schedlog::Schedlog::freq(a.groups.groups(), a.freq.resolution())
+        .with_freq(a.freq.opts(&sel));
     run(&a.sched.common, Selected::new(an, sel))
 }
 
 pub fn irqfreq(a: &IrqfreqArgs) -> anyhow::Result<ExitCode> {
-    let sel = a.irq.select();
-    let an = irqstats::Irqlog::freq(a.freq_resolution as usize).with_bounds(sel.min, sel.max);
+    let mut sel = a.irq.select();
+    // (the lists choose what is shown, not what a uniform range spans)
+    let only = Select {
+        irqs: sel.irqs.take(),
+        softirqs: sel.softirqs.take(),
+        ..Select::default()
+    };
+    let an = irqstats::Irqlog::freq(a.freq.resolution()).with_freq(a.freq.opts(&sel), only);
     run(&a.irq.common, Selected::new(an, sel))
 }
 
