@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::metadata::{metadata_text, parse_metadata};
+use crate::metadata::read_metadata;
 use crate::stream::{read_packet, PacketScratch};
 use crate::trace::{StreamFile, StreamSource, Trace, TraceClass};
 use crate::Error;
@@ -198,8 +198,7 @@ pub fn class_from_metadata(bytes: &[u8], name: &Path) -> Result<TraceClass, Erro
         path: name.to_path_buf(),
         err: e,
     };
-    let text = metadata_text(bytes).map_err(merr)?;
-    let meta = parse_metadata(&text).map_err(merr)?;
+    let meta = read_metadata(bytes).map_err(merr)?;
     TraceClass::new(meta).map_err(|msg| Error::Stream {
         path: name.to_path_buf(),
         offset: 0,

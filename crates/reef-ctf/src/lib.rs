@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 
 pub use access::{Field, FieldVal, Scopes};
 pub use decode::{DecodeError, DecodeErrorKind, Value};
-pub use metadata::{metadata_text, parse_metadata, MetadataError};
+pub use metadata::{metadata_text, parse_metadata, read_metadata, MetadataError};
 pub use model::*;
 pub use stream::{EventData, Item, PacketInfo, Place, StreamCursor};
 pub use trace::{FileScan, Trace, TraceClass};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use crate::decode::State;
-use crate::metadata::{metadata_text, parse_metadata};
+use crate::metadata::read_metadata;
 use crate::model::*;
 use crate::plan::{collect_refs, compile, Meaning, Plan, ScopeRoots};
 use crate::stream::{read_packet, PacketScratch};
@@ -408,8 +408,7 @@ impl TraceClass {
             path: mpath.clone(),
             err: e,
         };
-        let text = metadata_text(&bytes).map_err(merr)?;
-        let meta = parse_metadata(&text).map_err(merr)?;
+        let meta = read_metadata(&bytes).map_err(merr)?;
         TraceClass::new(meta).map_err(|msg| Error::Stream {
             path: mpath.clone(),
             offset: 0,

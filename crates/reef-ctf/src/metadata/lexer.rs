@@ -1,6 +1,8 @@
 //! TSDL tokenizer: identifiers, keywords, integer/string/character
 //! literals, punctuators; comments and whitespace are skipped.
 
+use std::borrow::Cow;
+
 use super::MetadataError;
 
 /// TSDL reserved keywords.
@@ -36,43 +38,38 @@ pub(crate) enum Kw {
     Imaginary,
 }
 
-const KEYWORDS: &[(&str, Kw)] = &[
-    ("align", Kw::Align),
-    ("callsite", Kw::Callsite),
-    ("const", Kw::Const),
-    ("char", Kw::Char),
-    ("clock", Kw::Clock),
-    ("double", Kw::Double),
-    ("enum", Kw::Enum),
-    ("env", Kw::Env),
-    ("event", Kw::Event),
-    ("floating_point", Kw::FloatingPoint),
-    ("float", Kw::Float),
-    ("integer", Kw::Integer),
-    ("int", Kw::Int),
-    ("long", Kw::Long),
-    ("short", Kw::Short),
-    ("signed", Kw::Signed),
-    ("stream", Kw::Stream),
-    ("string", Kw::String),
-    ("struct", Kw::Struct),
-    ("trace", Kw::Trace),
-    ("typealias", Kw::Typealias),
-    ("typedef", Kw::Typedef),
-    ("unsigned", Kw::Unsigned),
-    ("variant", Kw::Variant),
-    ("void", Kw::Void),
-    ("_Bool", Kw::Bool),
-    ("_Complex", Kw::Complex),
-    ("_Imaginary", Kw::Imaginary),
-];
-
 impl Kw {
     pub(crate) fn as_str(self) -> &'static str {
-        KEYWORDS
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map_or("?", |(s, _)| s)
+        match self {
+            Kw::Align => "align",
+            Kw::Callsite => "callsite",
+            Kw::Const => "const",
+            Kw::Char => "char",
+            Kw::Clock => "clock",
+            Kw::Double => "double",
+            Kw::Enum => "enum",
+            Kw::Env => "env",
+            Kw::Event => "event",
+            Kw::FloatingPoint => "floating_point",
+            Kw::Float => "float",
+            Kw::Integer => "integer",
+            Kw::Int => "int",
+            Kw::Long => "long",
+            Kw::Short => "short",
+            Kw::Signed => "signed",
+            Kw::Stream => "stream",
+            Kw::String => "string",
+            Kw::Struct => "struct",
+            Kw::Trace => "trace",
+            Kw::Typealias => "typealias",
+            Kw::Typedef => "typedef",
+            Kw::Unsigned => "unsigned",
+            Kw::Variant => "variant",
+            Kw::Void => "void",
+            Kw::Bool => "_Bool",
+            Kw::Complex => "_Complex",
+            Kw::Imaginary => "_Imaginary",
+        }
     }
 
     /// Keywords that may appear in a C-like type specifier list
@@ -97,7 +94,37 @@ impl Kw {
 }
 
 pub(crate) fn keyword(s: &str) -> Option<Kw> {
-    KEYWORDS.iter().find(|(n, _)| *n == s).map(|(_, k)| *k)
+    Some(match s {
+        "align" => Kw::Align,
+        "callsite" => Kw::Callsite,
+        "const" => Kw::Const,
+        "char" => Kw::Char,
+        "clock" => Kw::Clock,
+        "double" => Kw::Double,
+        "enum" => Kw::Enum,
+        "env" => Kw::Env,
+        "event" => Kw::Event,
+        "floating_point" => Kw::FloatingPoint,
+        "float" => Kw::Float,
+        "integer" => Kw::Integer,
+        "int" => Kw::Int,
+        "long" => Kw::Long,
+        "short" => Kw::Short,
+        "signed" => Kw::Signed,
+        "stream" => Kw::Stream,
+        "string" => Kw::String,
+        "struct" => Kw::Struct,
+        "trace" => Kw::Trace,
+        "typealias" => Kw::Typealias,
+        "typedef" => Kw::Typedef,
+        "unsigned" => Kw::Unsigned,
+        "variant" => Kw::Variant,
+        "void" => Kw::Void,
+        "_Bool" => Kw::Bool,
+        "_Complex" => Kw::Complex,
+        "_Imaginary" => Kw::Imaginary,
+        _ => return None,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,16 +177,18 @@ impl P {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Tok {
-    Ident(String),
+pub(crate) enum Tok<'a> {
+    Ident(&'a str),
     Kw(Kw),
     Int(u64),
-    Str(String),
+    /// A string or character literal, unescaped (borrowed from the text
+    /// when it has no escape sequence).
+    Str(Cow<'a, str>),
     Punct(P),
     Eof,
 }
 
-impl Tok {
+impl Tok<'_> {
     /// A short description for error messages.
     pub(crate) fn describe(&self) -> String {
         match self {
@@ -183,18 +212,21 @@ pub(crate) fn shorten(s: &str) -> String {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub line: u32,
     pub col: u32,
 }
 
+/// A byte-level scanner. Positions are byte offsets into `src`; lines and
+/// columns (1-based, columns counting characters) are updated as the
+/// scanner moves over the bytes.
 struct Lexer<'a> {
-    chars: Vec<char>,
+    src: &'a str,
+    b: &'a [u8],
     pos: usize,
     line: u32,
     col: u32,
-    _src: &'a str,
 }
 
 fn err(line: u32, col: u32, msg: impl Into<String>) -> MetadataError {
@@ -205,82 +237,108 @@ fn err(line: u32, col: u32, msg: impl Into<String>) -> MetadataError {
     }
 }
 
-impl Lexer<'_> {
-    fn peek(&self, off: usize) -> Option<char> {
-        self.chars.get(self.pos + off).copied()
+/// Whether `b` starts a character (is not a UTF-8 continuation byte).
+fn starts_char(b: u8) -> bool {
+    (b as i8) >= -0x40
+}
+
+/// Counts the characters of `bytes`, a slice of UTF-8 text.
+fn count_chars(bytes: &[u8]) -> u32 {
+    let n = bytes.iter().filter(|&&b| starts_char(b)).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The line and column reached from `(line, col)` after the text `bytes`.
+fn advance(line: u32, col: u32, bytes: &[u8]) -> (u32, u32) {
+    match memchr::memrchr(b'\n', bytes) {
+        None => (line, col.saturating_add(count_chars(bytes))),
+        Some(last) => {
+            let nl = memchr::memchr_iter(b'\n', bytes).count();
+            let nl = u32::try_from(nl).unwrap_or(u32::MAX);
+            (
+                line.saturating_add(nl),
+                1u32.saturating_add(count_chars(&bytes[last + 1..])),
+            )
+        }
+    }
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self, off: usize) -> Option<u8> {
+        self.b.get(self.pos + off).copied()
     }
 
-    fn bump(&mut self) -> Option<char> {
-        let c = self.chars.get(self.pos).copied()?;
-        self.pos += 1;
-        if c == '\n' {
-            self.line = self.line.saturating_add(1);
-            self.col = 1;
-        } else {
-            self.col = self.col.saturating_add(1);
-        }
-        Some(c)
+    /// The character at byte offset `at` (a character boundary).
+    fn char_at(&self, at: usize) -> char {
+        self.src[at..].chars().next().unwrap_or('\0')
+    }
+
+    /// Moves to byte offset `to`, updating the line and column.
+    fn move_to(&mut self, to: usize) {
+        (self.line, self.col) = advance(self.line, self.col, &self.b[self.pos..to]);
+        self.pos = to;
+    }
+
+    /// Moves over `n` bytes of one line (no newline among them).
+    fn skip_inline(&mut self, n: usize) {
+        self.col = self
+            .col
+            .saturating_add(count_chars(&self.b[self.pos..self.pos + n]));
+        self.pos += n;
     }
 
     fn skip_trivia(&mut self) -> Result<(), MetadataError> {
         loop {
             match (self.peek(0), self.peek(1)) {
-                (Some(' ' | '\t' | '\r' | '\n'), _) => {
-                    self.bump();
+                (Some(b'\n'), _) => {
+                    self.pos += 1;
+                    self.line = self.line.saturating_add(1);
+                    self.col = 1;
                 }
-                (Some('/'), Some('*')) => {
-                    let (l, c) = (self.line, self.col);
-                    self.bump();
-                    self.bump();
-                    loop {
-                        match self.bump() {
-                            None => return Err(err(l, c, "unterminated comment")),
-                            Some('*') if self.peek(0) == Some('/') => {
-                                self.bump();
-                                break;
-                            }
-                            Some(_) => {}
-                        }
+                (Some(b' ' | b'\t' | b'\r'), _) => {
+                    self.pos += 1;
+                    self.col = self.col.saturating_add(1);
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    let body = self.pos + 2;
+                    match memchr::memmem::find(&self.b[body..], b"*/") {
+                        Some(i) => self.move_to(body + i + 2),
+                        None => return Err(err(self.line, self.col, "unterminated comment")),
                     }
                 }
-                (Some('/'), Some('/')) => {
-                    while let Some(c) = self.peek(0) {
-                        if c == '\n' {
-                            break;
-                        }
-                        self.bump();
-                    }
+                (Some(b'/'), Some(b'/')) => {
+                    let end = memchr::memchr(b'\n', &self.b[self.pos..])
+                        .map_or(self.b.len(), |i| self.pos + i);
+                    self.skip_inline(end - self.pos);
                 }
                 _ => return Ok(()),
             }
         }
     }
 
-    fn next_token(&mut self) -> Result<Token, MetadataError> {
+    fn next_token(&mut self) -> Result<Token<'a>, MetadataError> {
         self.skip_trivia()?;
         let (line, col) = (self.line, self.col);
         let mk = |tok| Token { tok, line, col };
         let Some(c) = self.peek(0) else {
             return Ok(mk(Tok::Eof));
         };
-        if c == 'L' && matches!(self.peek(1), Some('"' | '\'')) {
+        if c == b'L' && matches!(self.peek(1), Some(b'"' | b'\'')) {
             return Err(err(
                 line,
                 col,
                 "wide string and character literals are not supported",
             ));
         }
-        if c.is_ascii_alphabetic() || c == '_' {
-            let mut s = String::new();
-            while let Some(c) = self.peek(0) {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    s.push(c);
-                    self.bump();
-                } else {
-                    break;
-                }
-            }
-            return Ok(mk(match keyword(&s) {
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = self.pos;
+            let n = self.b[start..]
+                .iter()
+                .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                .unwrap_or(self.b.len() - start);
+            self.skip_inline(n);
+            let s = &self.src[start..start + n];
+            return Ok(mk(match keyword(s) {
                 Some(k) => Tok::Kw(k),
                 None => Tok::Ident(s),
             }));
@@ -288,40 +346,31 @@ impl Lexer<'_> {
         if c.is_ascii_digit() {
             return self.integer(line, col).map(mk);
         }
-        if c == '"' || c == '\'' {
+        if c == b'"' || c == b'\'' {
             return self.string(c, line, col).map(mk);
         }
-        let p = match (c, self.peek(1), self.peek(2)) {
-            ('.', Some('.'), Some('.')) => {
-                self.bump();
-                self.bump();
-                P::Ellipsis
-            }
-            ('-', Some('>'), _) => {
-                self.bump();
-                P::Arrow
-            }
-            (':', Some('='), _) => {
-                self.bump();
-                P::TypeAssign
-            }
-            ('[', ..) => P::LBracket,
-            (']', ..) => P::RBracket,
-            ('(', ..) => P::LParen,
-            (')', ..) => P::RParen,
-            ('{', ..) => P::LBrace,
-            ('}', ..) => P::RBrace,
-            ('*', ..) => P::Star,
-            ('+', ..) => P::Plus,
-            ('-', ..) => P::Minus,
-            ('<', ..) => P::Lt,
-            ('>', ..) => P::Gt,
-            (':', ..) => P::Colon,
-            (';', ..) => P::Semi,
-            ('.', ..) => P::Dot,
-            ('=', ..) => P::Eq,
-            (',', ..) => P::Comma,
+        let (p, n) = match (c, self.peek(1), self.peek(2)) {
+            (b'.', Some(b'.'), Some(b'.')) => (P::Ellipsis, 3),
+            (b'-', Some(b'>'), _) => (P::Arrow, 2),
+            (b':', Some(b'='), _) => (P::TypeAssign, 2),
+            (b'[', ..) => (P::LBracket, 1),
+            (b']', ..) => (P::RBracket, 1),
+            (b'(', ..) => (P::LParen, 1),
+            (b')', ..) => (P::RParen, 1),
+            (b'{', ..) => (P::LBrace, 1),
+            (b'}', ..) => (P::RBrace, 1),
+            (b'*', ..) => (P::Star, 1),
+            (b'+', ..) => (P::Plus, 1),
+            (b'-', ..) => (P::Minus, 1),
+            (b'<', ..) => (P::Lt, 1),
+            (b'>', ..) => (P::Gt, 1),
+            (b':', ..) => (P::Colon, 1),
+            (b';', ..) => (P::Semi, 1),
+            (b'.', ..) => (P::Dot, 1),
+            (b'=', ..) => (P::Eq, 1),
+            (b',', ..) => (P::Comma, 1),
             _ => {
+                let c = self.char_at(self.pos);
                 let shown = if c == '\0' {
                     "NUL character".to_string()
                 } else if c.is_control() {
@@ -332,43 +381,40 @@ impl Lexer<'_> {
                 return Err(err(line, col, format!("invalid {shown}")));
             }
         };
-        self.bump();
+        self.pos += n;
+        self.col = self.col.saturating_add(n as u32);
         Ok(mk(Tok::Punct(p)))
     }
 
-    fn integer(&mut self, line: u32, col: u32) -> Result<Tok, MetadataError> {
+    /// The length of the run of bytes satisfying `f` at the current
+    /// position.
+    fn run(&self, f: impl Fn(u8) -> bool) -> usize {
+        self.b[self.pos..]
+            .iter()
+            .position(|&c| !f(c))
+            .unwrap_or(self.b.len() - self.pos)
+    }
+
+    fn integer(&mut self, line: u32, col: u32) -> Result<Tok<'a>, MetadataError> {
         let (radix, digits) =
-            if self.peek(0) == Some('0') && matches!(self.peek(1), Some('x' | 'X')) {
-                self.bump();
-                self.bump();
-                let mut d = String::new();
-                while let Some(c) = self.peek(0) {
-                    if c.is_ascii_hexdigit() {
-                        d.push(c);
-                        self.bump();
-                    } else {
-                        break;
-                    }
-                }
-                if d.is_empty() {
+            if self.peek(0) == Some(b'0') && matches!(self.peek(1), Some(b'x' | b'X')) {
+                self.skip_inline(2);
+                let n = self.run(|c| c.is_ascii_hexdigit());
+                if n == 0 {
                     return Err(err(line, col, "hexadecimal literal without digits"));
                 }
+                let d = &self.src[self.pos..self.pos + n];
+                self.skip_inline(n);
                 (16, d)
             } else {
-                let mut d = String::new();
-                while let Some(c) = self.peek(0) {
-                    if c.is_ascii_digit() {
-                        d.push(c);
-                        self.bump();
-                    } else {
-                        break;
-                    }
-                }
+                let n = self.run(|c| c.is_ascii_digit());
+                let d = &self.src[self.pos..self.pos + n];
+                self.skip_inline(n);
                 if d.len() > 1 && d.starts_with('0') {
-                    if d.chars().any(|c| c == '8' || c == '9') {
+                    if d.bytes().any(|c| c == b'8' || c == b'9') {
                         return Err(err(line, col, format!("invalid octal literal '{d}'")));
                     }
-                    (8, d[1..].to_string())
+                    (8, &d[1..])
                 } else {
                     (10, d)
                 }
@@ -379,33 +425,33 @@ impl Lexer<'_> {
         let mut seen_l = false;
         loop {
             match self.peek(0) {
-                Some('u' | 'U') if !seen_u => {
+                Some(b'u' | b'U') if !seen_u => {
                     seen_u = true;
-                    self.bump();
+                    self.skip_inline(1);
                 }
-                Some(c @ ('l' | 'L')) if !seen_l => {
+                Some(c @ (b'l' | b'L')) if !seen_l => {
                     seen_l = true;
-                    self.bump();
+                    self.skip_inline(1);
                     if self.peek(0) == Some(c) {
-                        self.bump();
+                        self.skip_inline(1);
                     }
                 }
                 _ => break,
             }
         }
         if let Some(c) = self.peek(0) {
-            if c.is_ascii_alphanumeric() || c == '_' {
+            if c.is_ascii_alphanumeric() || c == b'_' {
                 return Err(err(
                     line,
                     col,
-                    format!("invalid character '{c}' in integer literal"),
+                    format!("invalid character '{}' in integer literal", c as char),
                 ));
             }
         }
         let value = if digits.is_empty() {
             Some(0)
         } else {
-            u64::from_str_radix(&digits, radix).ok()
+            u64::from_str_radix(digits, radix).ok()
         };
         match value {
             Some(v) => Ok(Tok::Int(v)),
@@ -417,97 +463,123 @@ impl Lexer<'_> {
         }
     }
 
-    fn string(&mut self, delim: char, line: u32, col: u32) -> Result<Tok, MetadataError> {
-        self.bump();
-        let mut out: Vec<u8> = Vec::new();
+    fn string(&mut self, delim: u8, line: u32, col: u32) -> Result<Tok<'a>, MetadataError> {
+        let body = self.pos + 1;
+        let unterminated = || {
+            let what = if delim == b'"' { "string" } else { "character" };
+            err(line, col, format!("unterminated {what} literal"))
+        };
+        // The common case: no escape sequence, the literal is borrowed.
+        let Some(i) = memchr::memchr2(delim, b'\\', &self.b[body..]) else {
+            return Err(unterminated());
+        };
+        if self.b[body + i] == delim {
+            let mut s = &self.src[body..body + i];
+            // TSDL strings are C strings: everything after a NUL is not seen.
+            if let Some(p) = s.find('\0') {
+                s = &s[..p];
+            }
+            self.move_to(body + i + 1);
+            return Ok(Tok::Str(Cow::Borrowed(s)));
+        }
+        let mut out: Vec<u8> = self.b[body..body + i].to_vec();
+        let mut at = body + i;
         loop {
-            let (el, ec) = (self.line, self.col);
-            let Some(c) = self.bump() else {
-                let what = if delim == '"' { "string" } else { "character" };
-                return Err(err(line, col, format!("unterminated {what} literal")));
+            let Some(&c) = self.b.get(at) else {
+                return Err(unterminated());
             };
             if c == delim {
+                at += 1;
                 break;
             }
-            if c != '\\' {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            if c != b'\\' {
+                out.push(c);
+                at += 1;
                 continue;
             }
-            let Some(e) = self.bump() else {
+            let escape = at;
+            let Some(&e) = self.b.get(at + 1) else {
                 return Err(err(line, col, "unterminated string literal"));
             };
+            at += 2;
             let b = match e {
-                'a' => 0x07,
-                'b' => 0x08,
-                'f' => 0x0c,
-                'n' => b'\n',
-                'r' => b'\r',
-                't' => b'\t',
-                'v' => 0x0b,
-                '\\' => b'\\',
-                '\'' => b'\'',
-                '"' => b'"',
-                '?' => b'?',
-                '0'..='7' => {
-                    let mut v = e as u32 - '0' as u32;
+                b'a' => 0x07,
+                b'b' => 0x08,
+                b'f' => 0x0c,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'v' => 0x0b,
+                b'\\' => b'\\',
+                b'\'' => b'\'',
+                b'"' => b'"',
+                b'?' => b'?',
+                b'0'..=b'7' => {
+                    let mut v = u32::from(e - b'0');
                     for _ in 0..2 {
-                        match self.peek(0) {
-                            Some(d @ '0'..='7') => {
-                                v = v * 8 + (d as u32 - '0' as u32);
-                                self.bump();
+                        match self.b.get(at) {
+                            Some(&d @ b'0'..=b'7') => {
+                                v = v * 8 + u32::from(d - b'0');
+                                at += 1;
                             }
                             _ => break,
                         }
                     }
                     (v & 0xff) as u8
                 }
-                'x' => {
+                b'x' => {
                     let mut v = 0u32;
                     let mut n = 0;
                     while n < 3 {
-                        match self.peek(0).and_then(|d| d.to_digit(16)) {
+                        match self.b.get(at).and_then(|&d| (d as char).to_digit(16)) {
                             Some(d) => {
                                 v = v * 16 + d;
                                 n += 1;
-                                self.bump();
+                                at += 1;
                             }
                             None => break,
                         }
                     }
                     if n == 0 {
+                        let (el, ec) = advance(self.line, self.col, &self.b[self.pos..escape]);
                         return Err(err(el, ec, "'\\x' escape without hexadecimal digits"));
                     }
                     (v & 0xff) as u8
                 }
-                other => {
+                _ => {
+                    let (el, ec) = advance(self.line, self.col, &self.b[self.pos..escape]);
+                    let other = self.char_at(escape + 1);
                     return Err(err(
                         el,
                         ec,
                         format!("invalid escape sequence '\\{}'", other.escape_debug()),
-                    ))
+                    ));
                 }
             };
             out.push(b);
         }
+        self.move_to(at);
         // TSDL strings are C strings: everything after a NUL is not seen.
         if let Some(p) = out.iter().position(|&b| b == 0) {
             out.truncate(p);
         }
-        Ok(Tok::Str(String::from_utf8_lossy(&out).into_owned()))
+        Ok(Tok::Str(Cow::Owned(
+            String::from_utf8_lossy(&out).into_owned(),
+        )))
     }
 }
 
 /// Splits `src` into tokens, the last one being [`Tok::Eof`].
-pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, MetadataError> {
+pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, MetadataError> {
     let mut lx = Lexer {
-        chars: src.chars().collect(),
+        src,
+        b: src.as_bytes(),
         pos: 0,
         line: 1,
         col: 1,
-        _src: src,
     };
-    let mut out = Vec::new();
+    // About one token per 5 bytes of LTTng metadata.
+    let mut out = Vec::with_capacity(src.len() / 5 + 1);
     loop {
         let t = lx.next_token()?;
         let eof = t.tok == Tok::Eof;

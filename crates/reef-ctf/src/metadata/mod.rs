@@ -52,6 +52,29 @@ pub struct MetadataError {
 /// Returns the TSDL text of a metadata file, unpacking packetized metadata
 /// (magic 0x75D11D57, either byte order) when needed.
 pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
+    let (text, packet_le) = unpack_text(bytes)?;
+    if let Some(le) = packet_le {
+        if let Ok(toks) = lexer::tokenize(&text) {
+            check_packet_byte_order(&toks, le)?;
+        }
+    }
+    Ok(text)
+}
+
+/// Reads the metadata file `bytes`: `parse_metadata(&metadata_text(bytes)?)`
+/// (same result, same errors), the text being tokenized once.
+pub fn read_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
+    let (text, packet_le) = unpack_text(bytes)?;
+    let toks = lexer::tokenize(&text);
+    if let (Some(le), Ok(toks)) = (packet_le, &toks) {
+        check_packet_byte_order(toks, le)?;
+    }
+    parse_tokens(&text, toks)
+}
+
+/// The TSDL text of a metadata file and, for packetized metadata, whether
+/// its packets are little-endian.
+fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
     let packet_le = packetized::detect(bytes);
     let raw: Vec<u8> = match packet_le {
         Some(le) => packetized::unpack(bytes, le)?,
@@ -78,28 +101,29 @@ pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    // Packetized metadata is written in the trace's byte order.
-    if let Some(le) = packet_le {
-        if let Ok(toks) = lexer::tokenize(&text) {
-            if let Some((bo, line, column)) = parser::trace_byte_order(&toks) {
-                if (bo == ByteOrder::Little) != le {
-                    let (t, p) = if le {
-                        ("big", "little")
-                    } else {
-                        ("little", "big")
-                    };
-                    return Err(MetadataError {
-                        line,
-                        column,
-                        message: format!(
-                            "trace byte order is {t}-endian but the metadata packets are {p}-endian"
-                        ),
-                    });
-                }
-            }
+    Ok((text, packet_le))
+}
+
+/// Packetized metadata is written in the trace's byte order: checks that
+/// the trace block's byte order (if any) is the packets' one.
+fn check_packet_byte_order(toks: &[lexer::Token], le: bool) -> Result<(), MetadataError> {
+    if let Some((bo, line, column)) = parser::trace_byte_order(toks) {
+        if (bo == ByteOrder::Little) != le {
+            let (t, p) = if le {
+                ("big", "little")
+            } else {
+                ("little", "big")
+            };
+            return Err(MetadataError {
+                line,
+                column,
+                message: format!(
+                    "trace byte order is {t}-endian but the metadata packets are {p}-endian"
+                ),
+            });
         }
     }
-    Ok(text)
+    Ok(())
 }
 
 /// Checks the version in a `/* CTF x.y` header comment, when present.
@@ -135,8 +159,16 @@ fn check_header_version(text: &str) -> Result<(), MetadataError> {
 
 /// Parses TSDL text into a resolved, validated [`Metadata`].
 pub fn parse_metadata(text: &str) -> Result<Metadata, MetadataError> {
+    parse_tokens(text, lexer::tokenize(text))
+}
+
+/// [`parse_metadata`], `toks` being the result of tokenizing `text`.
+fn parse_tokens<'a>(
+    text: &str,
+    toks: Result<Vec<lexer::Token<'a>>, MetadataError>,
+) -> Result<Metadata, MetadataError> {
     check_header_version(text)?;
-    let toks = lexer::tokenize(text)?;
+    let toks = toks?;
     let eof = toks.last().map_or((1, 1), |t| (t.line, t.col));
     let mut p = parser::Parser::new(toks);
     p.parse_file()?;

@@ -5,8 +5,10 @@
 //! written. Top-level blocks are returned as attribute lists for
 //! `resolve.rs`.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::rc::Rc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::lexer::{Kw, Tok, Token, P};
 use super::types::*;
@@ -17,14 +19,15 @@ use crate::model::{
 
 /// A literal value on the right of `=`.
 #[derive(Debug, Clone)]
-pub(crate) enum Value {
+pub(crate) enum Value<'a> {
     Int(i128),
-    Str(String),
-    /// An identifier, keyword or dotted path (`le`, `clock.monotonic.value`).
-    Path(Vec<String>),
+    Str(Cow<'a, str>),
+    /// An identifier, keyword or dotted path (`le`, `clock.monotonic.value`),
+    /// its elements joined with dots.
+    Path(Cow<'a, str>),
 }
 
-impl Value {
+impl Value<'_> {
     pub(crate) fn describe(&self) -> String {
         match self {
             Value::Int(v) => format!("integer {v}"),
@@ -32,23 +35,24 @@ impl Value {
                 "string \"{}\"",
                 super::lexer::shorten(&s.escape_debug().to_string())
             ),
-            Value::Path(p) => format!("'{}'", super::lexer::shorten(&p.join("."))),
+            Value::Path(p) => format!("'{}'", super::lexer::shorten(p)),
         }
     }
 }
 
 #[derive(Debug, Clone)]
-pub(crate) enum AttrValue {
-    Val(Value),
+pub(crate) enum AttrValue<'a> {
+    Val(Value<'a>),
     Type(Ty),
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Attr {
-    pub name: String,
+pub(crate) struct Attr<'a> {
+    /// The attribute's (dotted) name.
+    pub name: Cow<'a, str>,
     pub line: u32,
     pub col: u32,
-    pub value: AttrValue,
+    pub value: AttrValue<'a>,
     pub vline: u32,
     pub vcol: u32,
 }
@@ -77,11 +81,11 @@ impl BlockKind {
 }
 
 #[derive(Debug)]
-pub(crate) struct Block {
+pub(crate) struct Block<'a> {
     pub kind: BlockKind,
     pub line: u32,
     pub col: u32,
-    pub attrs: Vec<Attr>,
+    pub attrs: Vec<Attr<'a>>,
 }
 
 #[derive(Default)]
@@ -100,8 +104,8 @@ struct Frame {
 }
 
 /// The type specifiers of a declaration.
-struct Specs {
-    words: Vec<String>,
+struct Specs<'a> {
+    words: Vec<&'a str>,
     /// The last specifier, when it is a C type keyword (`int`, `long`...),
     /// and its position.
     last_kw: Option<(Kw, u32, u32)>,
@@ -111,38 +115,38 @@ struct Specs {
     col: u32,
 }
 
-impl Specs {
+impl Specs<'_> {
     fn is_empty(&self) -> bool {
         self.words.is_empty() && self.compounds.is_empty()
     }
 }
 
-enum DimLen {
+enum DimLen<'a> {
     Fixed(u64),
-    Path(Vec<String>),
+    Path(Cow<'a, str>),
 }
 
-struct Dim {
-    len: DimLen,
+struct Dim<'a> {
+    len: DimLen<'a>,
     line: u32,
     col: u32,
 }
 
-struct Declarator {
+struct Declarator<'a> {
     pointers: u32,
-    name: Option<(String, u32, u32)>,
-    dims: Vec<Dim>,
+    name: Option<(&'a str, u32, u32)>,
+    dims: Vec<Dim<'a>>,
 }
 
-pub(crate) struct Parser {
-    toks: Vec<Token>,
+pub(crate) struct Parser<'a> {
+    toks: Vec<Token<'a>>,
     pos: usize,
     scopes: Vec<TypeScope>,
     frames: Vec<Frame>,
     next_anchor: u32,
     depth: u32,
     trace_bo: ByteOrder,
-    pub(crate) blocks: Vec<Block>,
+    pub(crate) blocks: Vec<Block<'a>>,
     /// `map = clock.NAME.value` attributes seen: name and position.
     pub(crate) clock_maps: Vec<(String, u32, u32)>,
     /// Relative paths not found where they are written (see
@@ -164,8 +168,8 @@ fn is_decl_end(t: &Tok) -> bool {
     )
 }
 
-impl Parser {
-    pub(crate) fn new(toks: Vec<Token>) -> Parser {
+impl<'a> Parser<'a> {
+    pub(crate) fn new(toks: Vec<Token<'a>>) -> Parser<'a> {
         let trace_bo = prescan_byte_order(&toks).unwrap_or(ByteOrder::Little);
         Parser {
             toks,
@@ -184,11 +188,11 @@ impl Parser {
 
     // ---- token helpers -------------------------------------------------
 
-    fn tok(&self) -> &Tok {
+    fn tok(&self) -> &Tok<'a> {
         self.toks.get(self.pos).map_or(&Tok::Eof, |t| &t.tok)
     }
 
-    fn tok_at(&self, off: usize) -> &Tok {
+    fn tok_at(&self, off: usize) -> &Tok<'a> {
         self.toks.get(self.pos + off).map_or(&Tok::Eof, |t| &t.tok)
     }
 
@@ -235,7 +239,9 @@ impl Parser {
         }
     }
 
-    fn expect_p(&mut self, p: P, ctx: &str) -> R<()> {
+    /// Eats `p`, or fails with "expected 'p' ctx" (`ctx` is only formatted
+    /// on failure).
+    fn expect_p(&mut self, p: P, ctx: impl std::fmt::Display) -> R<()> {
         if self.eat_p(p) {
             Ok(())
         } else {
@@ -309,9 +315,9 @@ impl Parser {
                     };
                     let (line, col) = self.here();
                     self.bump();
-                    self.expect_p(P::LBrace, &format!("after '{}'", kind.name()))?;
+                    self.expect_p(P::LBrace, format_args!("after '{}'", kind.name()))?;
                     let attrs = self.block_body(kind.name())?;
-                    self.expect_p(P::Semi, &format!("after the '{}' block", kind.name()))?;
+                    self.expect_p(P::Semi, format_args!("after the '{}' block", kind.name()))?;
                     self.blocks.push(Block {
                         kind,
                         line,
@@ -340,7 +346,7 @@ impl Parser {
 
     /// Parses the body of a `trace`/`stream`/... block, up to and including
     /// its closing brace.
-    fn block_body(&mut self, what: &str) -> R<Vec<Attr>> {
+    fn block_body(&mut self, what: &str) -> R<Vec<Attr<'a>>> {
         self.enter()?;
         self.scopes.push(TypeScope::default());
         let mut attrs = Vec::new();
@@ -366,12 +372,9 @@ impl Parser {
                 }
                 _ => {
                     let (line, col) = self.here();
-                    let name = self
-                        .dotted_path()?
-                        .ok_or_else(|| {
-                            self.expected(&format!("an attribute name in '{what}' block"))
-                        })?
-                        .join(".");
+                    let name = self.dotted_path()?.ok_or_else(|| {
+                        self.expected(&format!("an attribute name in '{what}' block"))
+                    })?;
                     let (vline, vcol);
                     let value = if self.eat_p(P::Eq) {
                         (vline, vcol) = self.here();
@@ -386,7 +389,7 @@ impl Parser {
                     } else {
                         return Err(self.expected(&format!("'=' or ':=' after '{name}'")));
                     };
-                    self.expect_p(P::Semi, &format!("after '{name}' attribute"))?;
+                    self.expect_p(P::Semi, format_args!("after '{name}' attribute"))?;
                     attrs.push(Attr {
                         name,
                         line,
@@ -403,23 +406,32 @@ impl Parser {
         Ok(attrs)
     }
 
-    /// `a.b.c` made of identifiers and keywords; `None` if the current token
-    /// cannot start one.
-    fn dotted_path(&mut self) -> R<Option<Vec<String>>> {
-        let first = match self.tok() {
-            Tok::Ident(s) => s.clone(),
-            Tok::Kw(k) => k.as_str().to_string(),
-            _ => return Ok(None),
+    /// The current token as a name (an identifier or a keyword).
+    fn name_tok(&self) -> Option<&'a str> {
+        match *self.tok() {
+            Tok::Ident(s) => Some(s),
+            Tok::Kw(k) => Some(k.as_str()),
+            _ => None,
+        }
+    }
+
+    /// `a.b.c` made of identifiers and keywords, joined with dots (borrowed
+    /// when it is a single name); `None` if the current token cannot start
+    /// one.
+    fn dotted_path(&mut self) -> R<Option<Cow<'a, str>>> {
+        let Some(first) = self.name_tok() else {
+            return Ok(None);
         };
         self.bump();
-        let mut out = vec![first];
+        let mut out = Cow::Borrowed(first);
         while self.is_p(P::Dot) {
             self.bump();
-            match self.tok() {
-                Tok::Ident(s) => out.push(s.clone()),
-                Tok::Kw(k) => out.push(k.as_str().to_string()),
-                _ => return Err(self.expected("a name after '.'")),
-            }
+            let Some(next) = self.name_tok() else {
+                return Err(self.expected("a name after '.'"));
+            };
+            let joined = out.to_mut();
+            joined.push('.');
+            joined.push_str(next);
             self.bump();
         }
         Ok(Some(out))
@@ -427,7 +439,7 @@ impl Parser {
 
     /// A unary expression: an integer (optionally signed), a string or
     /// character literal, or a dotted name.
-    fn value(&mut self) -> R<Value> {
+    fn value(&mut self) -> R<Value<'a>> {
         match self.tok().clone() {
             Tok::Int(v) => {
                 self.bump();
@@ -480,12 +492,12 @@ impl Parser {
                 }
             }
             let d = self.declarator(true)?;
-            let Some((name, line, col)) = d.name.clone() else {
+            let Some((name, line, col)) = d.name else {
                 return Err(self.expected("a type name"));
             };
             let base = self.specs_type(&specs, d.pointers)?;
             let ty = self.apply_dims(base, &d.dims)?;
-            self.add_alias(name, ty, line, col)?;
+            self.add_alias(name.to_string(), ty, line, col)?;
             if !self.eat_p(P::Comma) {
                 return Ok(());
             }
@@ -506,8 +518,8 @@ impl Parser {
         let mut words = Vec::new();
         loop {
             match self.tok() {
-                Tok::Ident(s) => words.push(s.clone()),
-                Tok::Kw(k) if k.is_basic_type() => words.push(k.as_str().to_string()),
+                Tok::Ident(s) => words.push(*s),
+                Tok::Kw(k) if k.is_basic_type() => words.push(k.as_str()),
                 Tok::Kw(Kw::Const) => {}
                 _ => break,
             }
@@ -535,7 +547,7 @@ impl Parser {
 
     /// Type specifiers: C-like type words (`unsigned int`, type names) and
     /// at most one compound type (`integer {...}`, `struct ...`, ...).
-    fn specifiers(&mut self) -> R<Specs> {
+    fn specifiers(&mut self) -> R<Specs<'a>> {
         let (line, col) = self.here();
         let mut specs = Specs {
             words: Vec::new(),
@@ -549,7 +561,7 @@ impl Parser {
             match self.tok().clone() {
                 Tok::Kw(Kw::Const) => self.bump(),
                 Tok::Kw(k) if k.is_basic_type() => {
-                    specs.words.push(k.as_str().to_string());
+                    specs.words.push(k.as_str());
                     let (l, c) = self.here();
                     self.bump();
                     specs.last_kw = Some((k, l, c));
@@ -582,7 +594,7 @@ impl Parser {
                 Tok::Ident(name) => {
                     let take = !specs.has_ident_word
                         && specs.compounds.is_empty()
-                        && self.lookup_alias(&name).is_some()
+                        && self.lookup_alias(name).is_some()
                         && (specs.words.is_empty() || !is_decl_end(self.tok_at(1)));
                     if !take {
                         break;
@@ -620,10 +632,16 @@ impl Parser {
             }
             return Ok(t.clone());
         }
-        let mut key = specs.words.join(" ");
-        for _ in 0..pointers {
-            key.push_str(" *");
-        }
+        let key = match (&specs.words[..], pointers) {
+            (&[word], 0) => Cow::Borrowed(word),
+            _ => {
+                let mut key = specs.words.join(" ");
+                for _ in 0..pointers {
+                    key.push_str(" *");
+                }
+                Cow::Owned(key)
+            }
+        };
         self.lookup_alias(&key).cloned().ok_or_else(|| {
             self.err_at(
                 specs.line,
@@ -635,7 +653,7 @@ impl Parser {
 
     /// A declarator: `*`s, a name (required when `named`; forbidden
     /// otherwise) and array/sequence dimensions.
-    fn declarator(&mut self, named: bool) -> R<Declarator> {
+    fn declarator(&mut self, named: bool) -> R<Declarator<'a>> {
         let mut pointers = 0u32;
         while self.eat_p(P::Star) {
             pointers = pointers.saturating_add(1);
@@ -644,7 +662,7 @@ impl Parser {
         let mut name = None;
         if named {
             let (l, c) = self.here();
-            match self.tok().clone() {
+            match *self.tok() {
                 Tok::Ident(s) => {
                     self.bump();
                     name = Some((s, l, c));
@@ -706,9 +724,8 @@ impl Parser {
                 DimLen::Path(p) => {
                     let (r, target) = self.make_ref(p, d.line, d.col)?;
                     if let Some(target) = target {
-                        check_length_target(&target).map_err(|m| {
-                            self.err_at(d.line, d.col, format!("'{}': {m}", p.join(".")))
-                        })?;
+                        check_length_target(&target)
+                            .map_err(|m| self.err_at(d.line, d.col, format!("'{p}': {m}")))?;
                     }
                     ArrLen::Seq(r)
                 }
@@ -727,11 +744,16 @@ impl Parser {
     /// Builds a reference from a path. Relative paths are resolved now in
     /// the lexical scope; the target type is returned so that the caller can
     /// check it. Absolute paths are resolved when instantiated.
-    fn make_ref(&self, p: &[String], line: u32, col: u32) -> R<(PathRef, Option<Ty>)> {
-        let text = p.join(".");
+    fn make_ref(&self, path: &str, line: u32, col: u32) -> R<(PathRef, Option<Ty>)> {
+        let text = path.to_string();
+        let p: Vec<&str> = if path.is_empty() {
+            Vec::new()
+        } else {
+            path.split('.').collect()
+        };
         for (prefix, scope) in ABSOLUTE_PREFIXES {
             if p.len() >= prefix.len() && p.iter().zip(prefix.iter()).all(|(a, b)| a == b) {
-                let names: Vec<String> = p[prefix.len()..].to_vec();
+                let names: Vec<String> = p[prefix.len()..].iter().map(|n| n.to_string()).collect();
                 if names.is_empty() {
                     return Err(self.err_at(
                         line,
@@ -768,7 +790,7 @@ impl Parser {
             if frame.is_variant {
                 continue;
             }
-            let Some(i) = frame.members.iter().position(|(n, _)| n == first) else {
+            let Some(i) = frame.members.iter().position(|(n, _)| n == *first) else {
                 continue;
             };
             let mut path = vec![i as u32];
@@ -778,12 +800,12 @@ impl Parser {
                     Ty::Struct(s) => s
                         .members
                         .iter()
-                        .position(|(n, _)| n == name)
+                        .position(|(n, _)| n == *name)
                         .map(|j| (j, &s.members[j].1)),
                     Ty::Variant(v) => v
                         .options
                         .iter()
-                        .position(|(n, _)| n == name)
+                        .position(|(n, _)| n == *name)
                         .map(|j| (j, &v.options[j].1)),
                     Ty::Array(_) => {
                         return Err(self.err_at(
@@ -820,11 +842,11 @@ impl Parser {
         // Not in the lexical scope: look it up where the type is used.
         let mut deferred = self.deferred.borrow_mut();
         let id = deferred.len() as u32;
-        deferred.push((id, line, col, first.clone()));
+        deferred.push((id, line, col, first.to_string()));
         let r = PathRef {
             kind: RefKind::Deferred {
                 id,
-                names: p.to_vec(),
+                names: p.iter().map(|n| n.to_string()).collect(),
             },
             text,
             line,
@@ -837,17 +859,16 @@ impl Parser {
 
     /// `{ name = value; ... }` attribute lists of integer/floating
     /// point/string types.
-    fn type_attrs(&mut self, what: &str) -> R<Vec<Attr>> {
-        self.expect_p(P::LBrace, &format!("after '{what}'"))?;
+    fn type_attrs(&mut self, what: &str) -> R<Vec<Attr<'a>>> {
+        self.expect_p(P::LBrace, format_args!("after '{what}'"))?;
         self.enter()?;
         let mut attrs = Vec::new();
         while !self.eat_p(P::RBrace) {
             let (line, col) = self.here();
             let name = self
                 .dotted_path()?
-                .ok_or_else(|| self.expected(&format!("an attribute name or '}}' in {what}")))?
-                .join(".");
-            self.expect_p(P::Eq, &format!("after '{name}' in {what}"))?;
+                .ok_or_else(|| self.expected(&format!("an attribute name or '}}' in {what}")))?;
+            self.expect_p(P::Eq, format_args!("after '{name}' in {what}"))?;
             let (vline, vcol) = self.here();
             let v = self.value()?;
             if !self.is_p(P::Semi) {
@@ -876,17 +897,14 @@ impl Parser {
 
     fn byte_order_value(&self, a: &Attr, v: &Value) -> R<ByteOrder> {
         match v {
-            Value::Path(p) if p.len() == 1 => match p[0].as_str() {
+            Value::Path(p) if !p.contains('.') => match &**p {
                 "be" | "network" => Ok(ByteOrder::Big),
                 "le" => Ok(ByteOrder::Little),
                 "native" => Ok(self.trace_bo),
                 _ => Err(self.err_at(
                     a.vline,
                     a.vcol,
-                    format!(
-                        "invalid byte_order '{}' (expected be, le, network or native)",
-                        p[0]
-                    ),
+                    format!("invalid byte_order '{p}' (expected be, le, network or native)"),
                 )),
             },
             _ => Err(self.err_at(
@@ -949,7 +967,7 @@ impl Parser {
                     ),
                 )
             };
-            match a.name.as_str() {
+            match &*a.name {
                 "size" => match v {
                     Value::Int(n) if *n > 0 && *n <= u32::MAX as i128 => size = Some(*n as u32),
                     _ => return Err(bad("a positive number of bits")),
@@ -959,7 +977,7 @@ impl Parser {
                     signed = match v {
                         Value::Int(0) => false,
                         Value::Int(1) => true,
-                        Value::Path(p) if p.len() == 1 => match p[0].as_str() {
+                        Value::Path(p) if !p.contains('.') => match &**p {
                             "true" | "TRUE" => true,
                             "false" | "FALSE" => false,
                             _ => return Err(bad("true or false")),
@@ -971,7 +989,7 @@ impl Parser {
                 "base" => {
                     base = match v {
                         Value::Int(n @ (2 | 8 | 10 | 16)) => *n as u32,
-                        Value::Path(p) if p.len() == 1 => match p[0].as_str() {
+                        Value::Path(p) if !p.contains('.') => match &**p {
                             "decimal" | "dec" | "d" | "i" | "u" => 10,
                             "hexadecimal" | "hex" | "x" | "X" | "p" => 16,
                             "octal" | "oct" | "o" => 8,
@@ -983,9 +1001,16 @@ impl Parser {
                 }
                 "encoding" => encoding = self.encoding_value(a, v)?,
                 "map" => match v {
-                    Value::Path(p) if p.len() == 3 && p[0] == "clock" && p[2] == "value" => {
-                        mapped_clock = Some(p[1].clone());
-                        self.clock_maps.push((p[1].clone(), a.vline, a.vcol));
+                    Value::Path(p) => {
+                        let name = p
+                            .strip_prefix("clock.")
+                            .and_then(|r| r.strip_suffix(".value"))
+                            .filter(|name| !name.contains('.'));
+                        let Some(name) = name else {
+                            return Err(bad("clock.NAME.value"));
+                        };
+                        mapped_clock = Some(name.to_string());
+                        self.clock_maps.push((name.to_string(), a.vline, a.vcol));
                     }
                     _ => return Err(bad("clock.NAME.value")),
                 },
@@ -1009,12 +1034,13 @@ impl Parser {
 
     fn encoding_value(&self, a: &Attr, v: &Value) -> R<Encoding> {
         if let Value::Path(p) = v {
-            if p.len() == 1 {
-                match p[0].to_ascii_lowercase().as_str() {
-                    "none" => return Ok(Encoding::None),
-                    "utf8" => return Ok(Encoding::Utf8),
-                    "ascii" => return Ok(Encoding::Ascii),
-                    _ => {}
+            for (name, e) in [
+                ("none", Encoding::None),
+                ("utf8", Encoding::Utf8),
+                ("ascii", Encoding::Ascii),
+            ] {
+                if p.eq_ignore_ascii_case(name) {
+                    return Ok(e);
                 }
             }
         }
@@ -1040,7 +1066,7 @@ impl Parser {
             let AttrValue::Val(v) = &a.value else {
                 continue;
             };
-            match a.name.as_str() {
+            match &*a.name {
                 "exp_dig" | "mant_dig" => {
                     let n = match v {
                         Value::Int(n) if *n > 0 && *n <= u32::MAX as i128 => *n as u32,
@@ -1098,7 +1124,7 @@ impl Parser {
         if self.is_p(P::LBrace) {
             let attrs = self.type_attrs("string")?;
             for a in &attrs {
-                if let (AttrValue::Val(v), "encoding") = (&a.value, a.name.as_str()) {
+                if let (AttrValue::Val(v), "encoding") = (&a.value, &*a.name) {
                     encoding = self.encoding_value(a, v)?;
                 }
             }
@@ -1106,9 +1132,9 @@ impl Parser {
         Ok(Ty::Str(StringClass { encoding }))
     }
 
-    fn opt_name(&mut self) -> Option<(String, u32, u32)> {
+    fn opt_name(&mut self) -> Option<(&'a str, u32, u32)> {
         let (l, c) = self.here();
-        if let Tok::Ident(s) = self.tok().clone() {
+        if let Tok::Ident(s) = *self.tok() {
             self.bump();
             Some((s, l, c))
         } else {
@@ -1164,7 +1190,7 @@ impl Parser {
                         if self.is_p(P::Colon) {
                             return Err(self.err_here("bit-fields are not supported"));
                         }
-                        let Some((name, line, col)) = d.name.clone() else {
+                        let Some((name, line, col)) = d.name else {
                             return Err(self.expected("a field name"));
                         };
                         let base = self.specs_type(&specs, d.pointers)?;
@@ -1184,12 +1210,12 @@ impl Parser {
                                 message: format!("duplicate {kind} name '{name}' in {what}"),
                             });
                         }
-                        frame.members.push((name, ty));
+                        frame.members.push((name.to_string(), ty));
                         if !self.eat_p(P::Comma) {
                             break;
                         }
                     }
-                    self.expect_p(P::Semi, &format!("after {what} field declaration"))?;
+                    self.expect_p(P::Semi, format_args!("after {what} field declaration"))?;
                 }
             }
         }
@@ -1213,7 +1239,7 @@ impl Parser {
             let Some((name, l, c)) = name else {
                 return Err(self.expected("a structure name or '{' after 'struct'"));
             };
-            let found = self.scopes.iter().rev().find_map(|s| s.structs.get(&name));
+            let found = self.scopes.iter().rev().find_map(|s| s.structs.get(name));
             return match found {
                 Some(s) => Ok(Ty::Struct(s.clone())),
                 None => Err(self.err_at(l, c, format!("structure '{name}' is not defined"))),
@@ -1245,10 +1271,12 @@ impl Parser {
             depth,
         });
         if let Some((name, l, c)) = name {
-            if self.cur_scope().structs.contains_key(&name) {
+            if self.cur_scope().structs.contains_key(name) {
                 return Err(self.err_at(l, c, format!("structure '{name}' is already defined")));
             }
-            self.cur_scope().structs.insert(name, st.clone());
+            self.cur_scope()
+                .structs
+                .insert(name.to_string(), st.clone());
         }
         Ok(Ty::Struct(st))
     }
@@ -1270,7 +1298,7 @@ impl Parser {
             tag = Some((path, tl, tc));
         }
         let resolve_tag = |p: &Parser,
-                           tag: &Option<(Vec<String>, u32, u32)>,
+                           tag: &Option<(Cow<'a, str>, u32, u32)>,
                            options: &[(String, Ty)]|
          -> R<Option<PathRef>> {
             let Some((path, tl, tc)) = tag else {
@@ -1279,7 +1307,7 @@ impl Parser {
             let (r, target) = p.make_ref(path, *tl, *tc)?;
             if let Some(t) = target {
                 check_tag_target(&t, options)
-                    .map_err(|m| p.err_at(*tl, *tc, format!("'{}': {m}", path.join("."))))?;
+                    .map_err(|m| p.err_at(*tl, *tc, format!("'{path}': {m}")))?;
             }
             Ok(Some(r))
         };
@@ -1291,7 +1319,7 @@ impl Parser {
                 .scopes
                 .iter()
                 .rev()
-                .find_map(|s| s.variants.get(&name))
+                .find_map(|s| s.variants.get(name))
                 .cloned()
             else {
                 return Err(self.err_at(l, c, format!("variant '{name}' is not defined")));
@@ -1320,7 +1348,7 @@ impl Parser {
             (Some((r, target)), Some((path, tl, tc))) => {
                 if let Some(t) = target {
                     check_tag_target(&t, &options)
-                        .map_err(|m| self.err_at(*tl, *tc, format!("'{}': {m}", path.join("."))))?;
+                        .map_err(|m| self.err_at(*tl, *tc, format!("'{path}': {m}")))?;
                 }
                 Some(r)
             }
@@ -1333,10 +1361,12 @@ impl Parser {
             depth,
         });
         if let Some((name, l, c)) = name {
-            if self.cur_scope().variants.contains_key(&name) {
+            if self.cur_scope().variants.contains_key(name) {
                 return Err(self.err_at(l, c, format!("variant '{name}' is already defined")));
             }
-            self.cur_scope().variants.insert(name, vt.clone());
+            self.cur_scope()
+                .variants
+                .insert(name.to_string(), vt.clone());
         }
         Ok(Ty::Variant(vt))
     }
@@ -1373,7 +1403,7 @@ impl Parser {
             if container.is_some() {
                 return Err(self.expected("'{' after enumeration container type"));
             }
-            let found = self.scopes.iter().rev().find_map(|s| s.enums.get(&name));
+            let found = self.scopes.iter().rev().find_map(|s| s.enums.get(name));
             return match found {
                 Some(e) => Ok(Ty::Enum(e.clone())),
                 None => Err(self.err_at(l, c, format!("enumeration '{name}' is not defined"))),
@@ -1409,8 +1439,9 @@ impl Parser {
         let mut next: i128 = 0;
         loop {
             let (ll, lc) = self.here();
-            let label = match self.tok().clone() {
-                Tok::Ident(s) | Tok::Str(s) => s,
+            let label = match self.tok() {
+                Tok::Ident(s) => s.to_string(),
+                Tok::Str(s) => s.to_string(),
                 Tok::Kw(k) => k.as_str().to_string(),
                 Tok::Punct(P::RBrace) if !mappings.is_empty() => {
                     self.bump();
@@ -1508,10 +1539,10 @@ impl Parser {
             mappings,
         });
         if let Some((name, l, c)) = name {
-            if self.cur_scope().enums.contains_key(&name) {
+            if self.cur_scope().enums.contains_key(name) {
                 return Err(self.err_at(l, c, format!("enumeration '{name}' is already defined")));
             }
-            self.cur_scope().enums.insert(name, ec.clone());
+            self.cur_scope().enums.insert(name.to_string(), ec.clone());
         }
         Ok(Ty::Enum(ec))
     }
@@ -1552,12 +1583,12 @@ pub(crate) fn trace_byte_order(toks: &[Token]) -> Option<(ByteOrder, u32, u32)> 
                             break;
                         }
                     }
-                    Tok::Ident(s) if depth == 1 && s == "byte_order" => {
+                    Tok::Ident(s) if depth == 1 && *s == "byte_order" => {
                         if let (Some(Tok::Punct(P::Eq)), Some(v)) =
                             (toks.get(j + 1).map(|t| &t.tok), toks.get(j + 2))
                         {
-                            if let Tok::Ident(name) = &v.tok {
-                                match name.as_str() {
+                            if let Tok::Ident(name) = v.tok {
+                                match name {
                                     "be" | "network" => {
                                         return Some((ByteOrder::Big, v.line, v.col))
                                     }

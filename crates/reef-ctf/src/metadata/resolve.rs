@@ -25,7 +25,7 @@ fn verr(a: &Attr, msg: impl Into<String>) -> MetadataError {
     err(a.vline, a.vcol, msg)
 }
 
-fn val(a: &Attr) -> R<&Value> {
+fn val<'v>(a: &'v Attr) -> R<&'v Value<'v>> {
     match &a.value {
         AttrValue::Val(v) => Ok(v),
         AttrValue::Type(_) => Err(err(
@@ -38,7 +38,7 @@ fn val(a: &Attr) -> R<&Value> {
 
 fn uint_attr(a: &Attr, max: u128) -> R<u64> {
     match val(a)? {
-        Value::Int(v) if *v >= 0 && (*v as u128) <= max => Ok(*v as u64),
+        &Value::Int(v) if v >= 0 && (v as u128) <= max => Ok(v as u64),
         v => Err(verr(
             a,
             format!(
@@ -52,7 +52,7 @@ fn uint_attr(a: &Attr, max: u128) -> R<u64> {
 
 fn int_attr(a: &Attr) -> R<i64> {
     match val(a)? {
-        Value::Int(v) if *v >= i64::MIN as i128 && *v <= i64::MAX as i128 => Ok(*v as i64),
+        &Value::Int(v) if v >= i64::MIN as i128 && v <= i64::MAX as i128 => Ok(v as i64),
         v => Err(verr(
             a,
             format!(
@@ -66,7 +66,7 @@ fn int_attr(a: &Attr) -> R<i64> {
 
 fn str_attr(a: &Attr) -> R<String> {
     match val(a)? {
-        Value::Str(s) => Ok(s.clone()),
+        Value::Str(s) => Ok(s.to_string()),
         v => Err(verr(
             a,
             format!("invalid '{}' {} (expected a string)", a.name, v.describe()),
@@ -77,8 +77,8 @@ fn str_attr(a: &Attr) -> R<String> {
 /// A name given as a string or as an identifier.
 fn name_attr(a: &Attr) -> R<String> {
     match val(a)? {
-        Value::Str(s) => Ok(s.clone()),
-        Value::Path(p) => Ok(p.join(".")),
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Path(p) => Ok(p.to_string()),
         v => Err(verr(
             a,
             format!("invalid '{}' {} (expected a name)", a.name, v.describe()),
@@ -90,8 +90,8 @@ fn bool_attr(a: &Attr) -> R<bool> {
     match val(a)? {
         Value::Int(0) => Ok(false),
         Value::Int(1) => Ok(true),
-        Value::Path(p) if p.len() == 1 && (p[0] == "true" || p[0] == "TRUE") => Ok(true),
-        Value::Path(p) if p.len() == 1 && (p[0] == "false" || p[0] == "FALSE") => Ok(false),
+        Value::Path(p) if p == "true" || p == "TRUE" => Ok(true),
+        Value::Path(p) if p == "false" || p == "FALSE" => Ok(false),
         v => Err(verr(
             a,
             format!(
@@ -157,15 +157,15 @@ fn uuid_attr(a: &Attr) -> R<[u8; 16]> {
 }
 
 /// Rejects a second occurrence of a known attribute.
-fn check_dup(seen: &mut Vec<String>, a: &Attr, what: &str) -> R<()> {
-    if seen.contains(&a.name) {
+fn check_dup<'v>(seen: &mut Vec<&'v str>, a: &'v Attr, what: &str) -> R<()> {
+    if seen.contains(&&*a.name) {
         return Err(err(
             a.line,
             a.col,
             format!("duplicate attribute '{}' in {what} block", a.name),
         ));
     }
-    seen.push(a.name.clone());
+    seen.push(&a.name);
     Ok(())
 }
 
@@ -202,7 +202,7 @@ fn trace_decl(b: &Block) -> R<TraceDecl> {
     let mut seen = Vec::new();
     let (mut major, mut minor, mut uuid, mut bo, mut ph) = (None, None, None, None, None);
     for a in &b.attrs {
-        match a.name.as_str() {
+        match &*a.name {
             "major" => {
                 check_dup(&mut seen, a, "trace")?;
                 major = Some((uint_attr(a, u32::MAX as u128)? as u32, a));
@@ -218,10 +218,8 @@ fn trace_decl(b: &Block) -> R<TraceDecl> {
             "byte_order" => {
                 check_dup(&mut seen, a, "trace")?;
                 bo = Some(match val(a)? {
-                    Value::Path(p) if p.len() == 1 && (p[0] == "be" || p[0] == "network") => {
-                        ByteOrder::Big
-                    }
-                    Value::Path(p) if p.len() == 1 && p[0] == "le" => ByteOrder::Little,
+                    Value::Path(p) if p == "be" || p == "network" => ByteOrder::Big,
+                    Value::Path(p) if p == "le" => ByteOrder::Little,
                     v => {
                         return Err(verr(
                             a,
@@ -274,7 +272,7 @@ fn clock_decl(b: &Block) -> R<ClockClass> {
     let mut c = ClockClass::default();
     let mut has_name = false;
     for a in &b.attrs {
-        match a.name.as_str() {
+        match &*a.name {
             "name" => {
                 check_dup(&mut seen, a, "clock")?;
                 c.name = name_attr(a)?;
@@ -332,7 +330,7 @@ fn stream_decl(b: &Block, first: bool) -> R<StreamDecl> {
     };
     let mut has_id = false;
     for a in &b.attrs {
-        match a.name.as_str() {
+        match &*a.name {
             "id" => {
                 check_dup(&mut seen, a, "stream")?;
                 s.id = uint_attr(a, u64::MAX as u128)?;
@@ -378,7 +376,7 @@ fn event_decl(b: &Block) -> R<EventDecl> {
     };
     let mut has_name = false;
     for a in &b.attrs {
-        match a.name.as_str() {
+        match &*a.name {
             "name" => {
                 check_dup(&mut seen, a, "event")?;
                 e.name = name_attr(a)?;
@@ -426,7 +424,7 @@ fn callsite_decl(b: &Block) -> R<Callsite> {
         ip: 0,
     };
     for a in &b.attrs {
-        match a.name.as_str() {
+        match &*a.name {
             "name" => c.name = name_attr(a)?,
             "func" => c.func = name_attr(a)?,
             "file" => c.file = name_attr(a)?,
@@ -442,8 +440,7 @@ fn env_value(a: &Attr) -> R<EnvValue> {
     Ok(match val(a)? {
         // Values beyond i64 wrap, as babeltrace's C code does.
         Value::Int(v) => EnvValue::Int(*v as i64),
-        Value::Str(s) => EnvValue::Str(s.clone()),
-        Value::Path(p) => EnvValue::Str(p.join(".")),
+        Value::Str(s) | Value::Path(s) => EnvValue::Str(s.to_string()),
     })
 }
 
@@ -805,7 +802,7 @@ pub(crate) fn build(
             let v = env_value(a)?;
             match env.iter_mut().find(|(k, _)| *k == a.name) {
                 Some(e) => e.1 = v,
-                None => env.push((a.name.clone(), v)),
+                None => env.push((a.name.to_string(), v)),
             }
         }
     }
