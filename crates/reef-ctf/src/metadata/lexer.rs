@@ -264,6 +264,16 @@ fn advance(line: u32, col: u32, bytes: &[u8]) -> (u32, u32) {
 }
 
 impl<'a> Lexer<'a> {
+    fn new(src: &'a str) -> Lexer<'a> {
+        Lexer {
+            src,
+            b: src.as_bytes(),
+            pos: 0,
+            line: 1,
+            col: 1,
+        }
+    }
+
     fn peek(&self, off: usize) -> Option<u8> {
         self.b.get(self.pos + off).copied()
     }
@@ -569,23 +579,100 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// Splits `src` into tokens, the last one being [`Tok::Eof`].
-pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, MetadataError> {
-    let mut lx = Lexer {
-        src,
-        b: src.as_bytes(),
-        pos: 0,
-        line: 1,
-        col: 1,
-    };
-    // About one token per 5 bytes of LTTng metadata.
-    let mut out = Vec::with_capacity(src.len() / 5 + 1);
+/// The tokens of `src` before its end or its first lexical error.
+pub(crate) fn tokens(src: &str) -> impl Iterator<Item = Token<'_>> {
+    let mut lx = Lexer::new(src);
+    std::iter::from_fn(move || lx.next_token().ok().filter(|t| t.tok != Tok::Eof)).fuse()
+}
+
+/// Whether `src` is entirely made of valid tokens.
+pub(crate) fn lexes(src: &str) -> bool {
+    let mut lx = Lexer::new(src);
     loop {
-        let t = lx.next_token()?;
-        let eof = t.tok == Tok::Eof;
-        out.push(t);
-        if eof {
-            return Ok(out);
+        match lx.next_token() {
+            Ok(t) if t.tok == Tok::Eof => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The tokens of a text as the parser reads them: the current one and the
+/// next one, lexed on demand (the text is never held as a token list).
+///
+/// The result must be that of tokenizing the whole text before parsing it,
+/// so a lexical error wins over any parse error, wherever it is: the first
+/// one ends the stream (the parser then sees the end of the text) and is
+/// kept, and [`TokenStream::finish`] returns it.
+pub(crate) struct TokenStream<'a> {
+    lx: Lexer<'a>,
+    cur: Token<'a>,
+    ahead: Token<'a>,
+    err: Option<MetadataError>,
+}
+
+impl<'a> TokenStream<'a> {
+    pub(crate) fn new(src: &'a str) -> TokenStream<'a> {
+        let eof = Token {
+            tok: Tok::Eof,
+            line: 1,
+            col: 1,
+        };
+        let mut s = TokenStream {
+            lx: Lexer::new(src),
+            cur: eof.clone(),
+            ahead: eof,
+            err: None,
+        };
+        s.cur = s.pull();
+        s.ahead = s.pull();
+        s
+    }
+
+    fn pull(&mut self) -> Token<'a> {
+        if self.err.is_none() {
+            match self.lx.next_token() {
+                Ok(t) => return t,
+                Err(e) => self.err = Some(e),
+            }
+        }
+        Token {
+            tok: Tok::Eof,
+            line: self.lx.line,
+            col: self.lx.col,
+        }
+    }
+
+    /// The current token ([`Tok::Eof`] at the end).
+    pub(crate) fn cur(&self) -> &Token<'a> {
+        &self.cur
+    }
+
+    /// The token after the current one.
+    pub(crate) fn ahead(&self) -> &Tok<'a> {
+        &self.ahead.tok
+    }
+
+    /// Moves to the next token; stays on [`Tok::Eof`].
+    pub(crate) fn bump(&mut self) {
+        if self.cur.tok != Tok::Eof {
+            let next = self.pull();
+            self.cur = std::mem::replace(&mut self.ahead, next);
+        }
+    }
+
+    /// `parsed`, unless the text has a lexical error (looked for up to the
+    /// end of the text): then the first one.
+    pub(crate) fn finish<T>(
+        &mut self,
+        parsed: Result<T, MetadataError>,
+    ) -> Result<T, MetadataError> {
+        while self.err.is_none() && self.cur.tok != Tok::Eof {
+            self.bump();
+        }
+        match self.err.take() {
+            Some(e) => Err(e),
+            None => parsed,
         }
     }
 }

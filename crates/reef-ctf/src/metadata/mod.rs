@@ -54,9 +54,7 @@ pub struct MetadataError {
 pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
     let (text, packet_le) = unpack_text(bytes)?;
     if let Some(le) = packet_le {
-        if let Ok(toks) = lexer::tokenize(&text) {
-            check_packet_byte_order(&toks, le)?;
-        }
+        check_packet_byte_order(&text, parser::trace_byte_order(&text), le)?;
     }
     Ok(text)
 }
@@ -65,11 +63,11 @@ pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
 /// (same result, same errors), the text being tokenized once.
 pub fn read_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
     let (text, packet_le) = unpack_text(bytes)?;
-    let toks = lexer::tokenize(&text);
-    if let (Some(le), Ok(toks)) = (packet_le, &toks) {
-        check_packet_byte_order(toks, le)?;
+    let bo = parser::trace_byte_order(&text);
+    if let Some(le) = packet_le {
+        check_packet_byte_order(&text, bo, le)?;
     }
-    parse_tokens(&text, toks)
+    parse(&text, bo)
 }
 
 /// The TSDL text of a metadata file and, for packetized metadata, whether
@@ -105,10 +103,16 @@ fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
 }
 
 /// Packetized metadata is written in the trace's byte order: checks that
-/// the trace block's byte order (if any) is the packets' one.
-fn check_packet_byte_order(toks: &[lexer::Token], le: bool) -> Result<(), MetadataError> {
-    if let Some((bo, line, column)) = parser::trace_byte_order(toks) {
-        if (bo == ByteOrder::Little) != le {
+/// the byte order of the trace block of `text`, `bo` (see
+/// [`parser::trace_byte_order`]), is the packets' one. A text that does not
+/// tokenize is not checked here (its parse fails).
+fn check_packet_byte_order(
+    text: &str,
+    bo: Option<(ByteOrder, u32, u32)>,
+    le: bool,
+) -> Result<(), MetadataError> {
+    if let Some((bo, line, column)) = bo {
+        if (bo == ByteOrder::Little) != le && lexer::lexes(text) {
             let (t, p) = if le {
                 ("big", "little")
             } else {
@@ -159,19 +163,17 @@ fn check_header_version(text: &str) -> Result<(), MetadataError> {
 
 /// Parses TSDL text into a resolved, validated [`Metadata`].
 pub fn parse_metadata(text: &str) -> Result<Metadata, MetadataError> {
-    parse_tokens(text, lexer::tokenize(text))
+    parse(text, parser::trace_byte_order(text))
 }
 
-/// [`parse_metadata`], `toks` being the result of tokenizing `text`.
-fn parse_tokens<'a>(
-    text: &str,
-    toks: Result<Vec<lexer::Token<'a>>, MetadataError>,
-) -> Result<Metadata, MetadataError> {
+/// [`parse_metadata`], `bo` being the trace block's byte order
+/// ([`parser::trace_byte_order`]).
+fn parse(text: &str, bo: Option<(ByteOrder, u32, u32)>) -> Result<Metadata, MetadataError> {
     check_header_version(text)?;
-    let toks = toks?;
-    let eof = toks.last().map_or((1, 1), |t| (t.line, t.col));
-    let mut p = parser::Parser::new(toks);
-    p.parse_file()?;
+    let mut p = parser::Parser::new(text, bo.map_or(ByteOrder::Little, |b| b.0));
+    let parsed = p.parse_file();
+    p.toks.finish(parsed)?;
+    let eof = p.here();
     let meta = resolve::build(&p.blocks, &p.clock_maps, &p.deferred.borrow(), eof)?;
     if let Some(e) = p.out_of_range.into_iter().next() {
         let lttng = matches!(

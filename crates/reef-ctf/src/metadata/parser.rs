@@ -6,11 +6,12 @@
 //! `resolve.rs`.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::lexer::{Kw, Tok, Token, P};
+use super::lexer::{self, Kw, Tok, Token, TokenStream, P};
 use super::types::*;
 use super::MetadataError;
 use crate::model::{
@@ -139,8 +140,7 @@ struct Declarator<'a> {
 }
 
 pub(crate) struct Parser<'a> {
-    toks: Vec<Token<'a>>,
-    pos: usize,
+    pub(crate) toks: TokenStream<'a>,
     scopes: Vec<TypeScope>,
     frames: Vec<Frame>,
     next_anchor: u32,
@@ -169,11 +169,11 @@ fn is_decl_end(t: &Tok) -> bool {
 }
 
 impl<'a> Parser<'a> {
-    pub(crate) fn new(toks: Vec<Token<'a>>) -> Parser<'a> {
-        let trace_bo = prescan_byte_order(&toks).unwrap_or(ByteOrder::Little);
+    /// A parser of `text`, whose `native` byte order is `trace_bo` (see
+    /// [`trace_byte_order`]).
+    pub(crate) fn new(text: &'a str, trace_bo: ByteOrder) -> Parser<'a> {
         Parser {
-            toks,
-            pos: 0,
+            toks: TokenStream::new(text),
             scopes: vec![TypeScope::default()],
             frames: Vec::new(),
             next_anchor: 0,
@@ -189,24 +189,16 @@ impl<'a> Parser<'a> {
     // ---- token helpers -------------------------------------------------
 
     fn tok(&self) -> &Tok<'a> {
-        self.toks.get(self.pos).map_or(&Tok::Eof, |t| &t.tok)
+        &self.toks.cur().tok
     }
 
-    fn tok_at(&self, off: usize) -> &Tok<'a> {
-        self.toks.get(self.pos + off).map_or(&Tok::Eof, |t| &t.tok)
-    }
-
-    fn here(&self) -> (u32, u32) {
-        self.toks
-            .get(self.pos)
-            .or_else(|| self.toks.last())
-            .map_or((1, 1), |t| (t.line, t.col))
+    pub(crate) fn here(&self) -> (u32, u32) {
+        let t = self.toks.cur();
+        (t.line, t.col)
     }
 
     fn bump(&mut self) {
-        if self.pos < self.toks.len().saturating_sub(1) {
-            self.pos += 1;
-        }
+        self.toks.bump();
     }
 
     fn err_at(&self, line: u32, col: u32, msg: impl Into<String>) -> MetadataError {
@@ -595,7 +587,7 @@ impl<'a> Parser<'a> {
                     let take = !specs.has_ident_word
                         && specs.compounds.is_empty()
                         && self.lookup_alias(name).is_some()
-                        && (specs.words.is_empty() || !is_decl_end(self.tok_at(1)));
+                        && (specs.words.is_empty() || !is_decl_end(self.toks.ahead()));
                     if !take {
                         break;
                     }
@@ -1560,52 +1552,42 @@ pub(crate) fn int_range(i: &IntegerClass) -> (i128, i128) {
     }
 }
 
-/// Finds `byte_order = X;` directly in the `trace` block, so that `native`
-/// byte orders can be resolved before the trace block is parsed.
-fn prescan_byte_order(toks: &[Token]) -> Option<ByteOrder> {
-    trace_byte_order(toks).map(|(bo, _, _)| bo)
-}
-
-/// The trace block's `byte_order` (`be`, `le` or `network`) and the
-/// position of its value.
-pub(crate) fn trace_byte_order(toks: &[Token]) -> Option<(ByteOrder, u32, u32)> {
-    let mut i = 0;
-    while i + 1 < toks.len() {
-        if toks[i].tok == Tok::Kw(Kw::Trace) && toks[i + 1].tok == Tok::Punct(P::LBrace) {
-            let mut depth = 0usize;
-            let mut j = i + 1;
-            while j < toks.len() {
-                match &toks[j].tok {
-                    Tok::Punct(P::LBrace) => depth += 1,
-                    Tok::Punct(P::RBrace) => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    Tok::Ident(s) if depth == 1 && *s == "byte_order" => {
-                        if let (Some(Tok::Punct(P::Eq)), Some(v)) =
-                            (toks.get(j + 1).map(|t| &t.tok), toks.get(j + 2))
-                        {
-                            if let Tok::Ident(name) = v.tok {
-                                match name {
-                                    "be" | "network" => {
-                                        return Some((ByteOrder::Big, v.line, v.col))
-                                    }
-                                    "le" => return Some((ByteOrder::Little, v.line, v.col)),
-                                    _ => {}
-                                }
-                            }
-                        }
-                    }
-                    Tok::Eof => return None,
-                    _ => {}
-                }
-                j += 1;
+/// The `byte_order` (`be`, `le` or `network`) given directly in the
+/// `trace` block of `text`, and the position of its value, found before
+/// parsing so that `native` byte orders can be resolved before the trace
+/// block is parsed. Tokens after a lexical error are not looked at.
+pub(crate) fn trace_byte_order(text: &str) -> Option<(ByteOrder, u32, u32)> {
+    let mut toks = lexer::tokens(text);
+    // The token being looked at, then the next ones.
+    let mut w: VecDeque<Token> = toks.by_ref().take(3).collect();
+    // The brace depth inside a `trace` block; `None` outside.
+    let mut depth: Option<usize> = None;
+    while let Some(t) = w.pop_front() {
+        w.extend(toks.next());
+        match (depth, &t.tok) {
+            (None, Tok::Kw(Kw::Trace))
+                if w.front().is_some_and(|n| n.tok == Tok::Punct(P::LBrace)) =>
+            {
+                depth = Some(0);
             }
-            i = j;
+            (None, _) => {}
+            (Some(d), Tok::Punct(P::LBrace)) => depth = Some(d + 1),
+            (Some(d), Tok::Punct(P::RBrace)) => {
+                depth = Some(d.saturating_sub(1)).filter(|&d| d != 0);
+            }
+            (Some(1), Tok::Ident("byte_order")) => {
+                if let (Some(Tok::Punct(P::Eq)), Some(v)) = (w.front().map(|t| &t.tok), w.get(1)) {
+                    match v.tok {
+                        Tok::Ident("be" | "network") => {
+                            return Some((ByteOrder::Big, v.line, v.col))
+                        }
+                        Tok::Ident("le") => return Some((ByteOrder::Little, v.line, v.col)),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
         }
-        i += 1;
     }
     None
 }
