@@ -299,16 +299,21 @@ impl<'a> Lexer<'a> {
 
     fn skip_trivia(&mut self) -> Result<(), MetadataError> {
         loop {
+            // Whitespace, with the position kept in registers.
+            let (mut pos, mut line, mut col) = (self.pos, self.line, self.col);
+            while let Some(&c) = self.b.get(pos) {
+                match c {
+                    b' ' | b'\t' | b'\r' => col = col.saturating_add(1),
+                    b'\n' => {
+                        line = line.saturating_add(1);
+                        col = 1;
+                    }
+                    _ => break,
+                }
+                pos += 1;
+            }
+            (self.pos, self.line, self.col) = (pos, line, col);
             match (self.peek(0), self.peek(1)) {
-                (Some(b'\n'), _) => {
-                    self.pos += 1;
-                    self.line = self.line.saturating_add(1);
-                    self.col = 1;
-                }
-                (Some(b' ' | b'\t' | b'\r'), _) => {
-                    self.pos += 1;
-                    self.col = self.col.saturating_add(1);
-                }
                 (Some(b'/'), Some(b'*')) => {
                     let body = self.pos + 2;
                     match memchr::memmem::find(&self.b[body..], b"*/") {

@@ -78,7 +78,7 @@ fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
         Some(le) => packetized::unpack(bytes, le)?,
         None => bytes.to_vec(),
     };
-    if let Some(p) = raw.iter().position(|&b| b == 0) {
+    if let Some(p) = memchr::memchr(0, &raw) {
         let before = &raw[..p];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
         let line_start = before

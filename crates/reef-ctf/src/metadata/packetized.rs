@@ -41,7 +41,8 @@ fn rd_u32(b: &[u8], off: usize, le: bool) -> Option<u32> {
 
 /// Concatenates the payloads of every packet of packetized metadata.
 pub(crate) fn unpack(bytes: &[u8], le: bool) -> Result<Vec<u8>, MetadataError> {
-    let mut out = Vec::new();
+    // The payloads are most of the bytes, unless packets are padded.
+    let mut out = Vec::with_capacity(bytes.len());
     let mut off = 0usize;
     let mut uuid: Option<[u8; 16]> = None;
     let mut index = 0usize;

@@ -2,6 +2,8 @@
 //! stream and event classes, and the instantiation of declared types in
 //! their dynamic scopes (where field references become [`FieldRef`]s).
 
+use rustc_hash::FxHashSet;
+
 use super::parser::{Attr, AttrValue, Block, BlockKind, Value};
 use super::types::*;
 use super::MetadataError;
@@ -826,6 +828,9 @@ pub(crate) fn build(
         streams.push(s);
     }
     let mut events: Vec<Vec<EventDecl>> = streams.iter().map(|_| Vec::new()).collect();
+    // (stream index, event id) of the events so far (a kernel trace has
+    // thousands of event classes).
+    let mut ids: FxHashSet<(usize, u64)> = FxHashSet::default();
     for b in blocks.iter().filter(|b| b.kind == BlockKind::Event) {
         let e = event_decl(b)?;
         let si = match e.stream_id {
@@ -891,7 +896,7 @@ pub(crate) fn build(
                 ))
             }
         };
-        if list.iter().any(|o| o.id == Some(id)) {
+        if !ids.insert((si, id)) {
             return Err(err(
                 b.line,
                 b.col,
