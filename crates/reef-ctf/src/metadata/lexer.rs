@@ -229,12 +229,26 @@ struct Lexer<'a> {
     col: u32,
 }
 
+// Errors are built out of the lexer's hot path.
+#[cold]
 fn err(line: u32, col: u32, msg: impl Into<String>) -> MetadataError {
     MetadataError {
         line,
         column: col,
         message: msg.into(),
     }
+}
+
+#[cold]
+fn invalid_char(c: char, line: u32, col: u32) -> MetadataError {
+    let shown = if c == '\0' {
+        "NUL character".to_string()
+    } else if c.is_control() {
+        format!("character U+{:04X}", c as u32)
+    } else {
+        format!("character '{c}'")
+    };
+    err(line, col, format!("invalid {shown}"))
 }
 
 /// Whether `b` starts a character (is not a UTF-8 continuation byte).
@@ -331,6 +345,8 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    // Inlined into its callers: its result is then built in place.
+    #[inline(always)]
     fn next_token(&mut self) -> Result<Token<'a>, MetadataError> {
         self.skip_trivia()?;
         let (line, col) = (self.line, self.col);
@@ -384,17 +400,7 @@ impl<'a> Lexer<'a> {
             (b'.', ..) => (P::Dot, 1),
             (b'=', ..) => (P::Eq, 1),
             (b',', ..) => (P::Comma, 1),
-            _ => {
-                let c = self.char_at(self.pos);
-                let shown = if c == '\0' {
-                    "NUL character".to_string()
-                } else if c.is_control() {
-                    format!("character U+{:04X}", c as u32)
-                } else {
-                    format!("character '{c}'")
-                };
-                return Err(err(line, col, format!("invalid {shown}")));
-            }
+            _ => return Err(invalid_char(self.char_at(self.pos), line, col)),
         };
         self.pos += n;
         self.col = self.col.saturating_add(n as u32);
