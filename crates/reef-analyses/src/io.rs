@@ -647,13 +647,7 @@ fn latency_cells(d: &Durations) -> Vec<serde_json::Value> {
             lami::unknown(),
         ];
     }
-    vec![
-        lami::number(d.count as i64),
-        lami::duration(d.min),
-        lami::duration_f(d.mean()),
-        lami::duration(d.max),
-        lami::duration_opt(d.stdev()),
-    ]
+    d.cells().to_vec()
 }
 
 impl Listener for Io {
