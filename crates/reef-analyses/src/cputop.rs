@@ -19,9 +19,7 @@
 //!   CPUs are ignored, and a thread left out is not counted once switched
 //!   in (its CPU is then not busy), as lttng-cputop.
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};

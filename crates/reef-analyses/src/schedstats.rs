@@ -14,9 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};

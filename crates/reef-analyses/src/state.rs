@@ -34,7 +34,7 @@
 //!   Only lttng-analyses' I/O calls make requests; `splice` and
 //!   `sendfile64`, though on its list, make none.
 
-use indexmap::IndexMap;
+use crate::IndexMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{Event, IoArgs, Kind, IO_SYSCALLS};
