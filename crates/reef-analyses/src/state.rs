@@ -33,6 +33,14 @@
 //!   close, at exec (close-on-exec ones) and when dup2/dup3 reuse them.
 //!   Only lttng-analyses' I/O calls make requests; `splice` and
 //!   `sendfile64`, though on its list, make none.
+//! - A descriptor is named by its `open` (the path), `socket`
+//!   (`socket`), the descriptor a dup copies, the state dump, or an IPv4
+//!   `connect` (`a.b.c.d:port`); it leads to a disk (open), the network
+//!   (socket, or written to during a `net_dev_xmit`) or is unknown.
+//! - Block requests run from `block_rq_issue` to a `block_rq_complete` of
+//!   the same device, sector and sector count (devices followed through
+//!   `block_bio_remap`, dropped at `block_bio_backmerge`); disks are named
+//!   by `lttng_statedump_block_device`.
 
 use crate::IndexMap;
 use rustc_hash::FxHashMap as HashMap;
