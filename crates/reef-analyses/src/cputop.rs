@@ -19,9 +19,7 @@
 //!   CPUs are ignored, and a thread left out is not counted once switched
 //!   in (its CPU is then not busy), as lttng-cputop.
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
@@ -116,7 +114,7 @@ impl Listener for Cputop {
         cpu.busy_since = keep_next.then_some(sw.ts);
         // Per thread: the one switched out...
         let prev = self.tids.entry(sw.prev_tid).or_insert_with(|| ThreadStats {
-            comm: sw.prev_comm.to_string(),
+            comm: sw.prev_comm.to_str().into_owned(),
             cpu_time: 0,
             running_since: Some(begin),
             migrations: 0,
@@ -130,7 +128,7 @@ impl Listener for Cputop {
             return;
         }
         let next = self.tids.entry(sw.next_tid).or_insert_with(|| ThreadStats {
-            comm: sw.next_comm.to_string(),
+            comm: sw.next_comm.to_str().into_owned(),
             cpu_time: 0,
             running_since: None,
             migrations: 0,
@@ -250,12 +248,12 @@ impl Analysis for Cputop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Event, Kind};
+    use crate::event::{Event, Kind, Text};
     use crate::Runner;
-    use std::borrow::Cow;
 
     fn switch(ts: i64, cpu: i64, prev: i64, next: i64) -> Event<'static> {
-        let name = |t: i64| Cow::Owned(format!("t{t}"));
+        // (a test's few names live as long as it)
+        let name = |t: i64| Text(Box::leak(format!("t{t}").into_bytes().into_boxed_slice()));
         Event {
             ts,
             cpu: Some(cpu),

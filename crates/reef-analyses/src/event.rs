@@ -13,6 +13,23 @@ use reef_ctf::access::{FieldLoc, Located, RawBody};
 use reef_ctf::{EnvValue, Field, FieldVal, Scopes, StreamCursor, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
+/// Text as recorded (a thread name), checked as UTF-8 only when it is
+/// kept: most events repeat a name the model already has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Text<'a>(pub &'a [u8]);
+
+impl<'a> Text<'a> {
+    /// The text (invalid UTF-8 replaced).
+    pub fn to_str(self) -> Cow<'a, str> {
+        String::from_utf8_lossy(self.0)
+    }
+
+    /// Whether it reads `s`.
+    pub fn is(self, s: &str) -> bool {
+        self.0 == s.as_bytes()
+    }
+}
+
 /// One event as the kernel model sees it: its time, the CPU it was
 /// recorded on (the `cpu_id` packet context of LTTng kernel streams), and
 /// what it says.
@@ -28,15 +45,15 @@ pub struct Event<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind<'a> {
     SchedSwitch {
-        prev_comm: Cow<'a, str>,
+        prev_comm: Text<'a>,
         prev_tid: i64,
         prev_prio: i64,
-        next_comm: Cow<'a, str>,
+        next_comm: Text<'a>,
         next_tid: i64,
         next_prio: i64,
     },
     MigrateTask {
-        comm: Cow<'a, str>,
+        comm: Text<'a>,
         tid: i64,
         prio: i64,
     },
@@ -429,6 +446,8 @@ trait Src<'c> {
     fn int(&mut self, f: usize) -> Option<i64>;
     /// Field `f` as text.
     fn text(&mut self, f: usize) -> Option<Cow<'c, str>>;
+    /// Field `f` as text not checked yet.
+    fn bytes(&mut self, f: usize) -> Option<Text<'c>>;
     /// Whether field `f` has a value.
     fn has(&mut self, f: usize) -> bool;
     /// The event's name.
@@ -564,6 +583,9 @@ impl<'c> Src<'c> for Probe<'_, 'c> {
     fn text(&mut self, f: usize) -> Option<Cow<'c, str>> {
         self.find(f).then_some(Cow::Borrowed(""))
     }
+    fn bytes(&mut self, f: usize) -> Option<Text<'c>> {
+        self.find(f).then_some(Text(b""))
+    }
     fn has(&mut self, f: usize) -> bool {
         self.find(f)
     }
@@ -595,6 +617,10 @@ impl<'c> Src<'c> for Placed<'_, 'c> {
     #[inline]
     fn text(&mut self, f: usize) -> Option<Cow<'c, str>> {
         self.get(f).and_then(|v| v.as_str())
+    }
+    #[inline]
+    fn bytes(&mut self, f: usize) -> Option<Text<'c>> {
+        self.get(f).and_then(|v| v.as_text_bytes()).map(Text)
     }
     fn has(&mut self, f: usize) -> bool {
         self.get(f).is_some()
@@ -702,15 +728,15 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
     Some(match class {
         Class::Other => Kind::Other,
         Class::SchedSwitch => Kind::SchedSwitch {
-            prev_comm: s.text(PREV_COMM)?,
+            prev_comm: s.bytes(PREV_COMM)?,
             prev_tid: s.int(PREV_TID)?,
             prev_prio: s.int(PREV_PRIO)?,
-            next_comm: s.text(NEXT_COMM)?,
+            next_comm: s.bytes(NEXT_COMM)?,
             next_tid: s.int(NEXT_TID)?,
             next_prio: s.int(NEXT_PRIO)?,
         },
         Class::MigrateTask => Kind::MigrateTask {
-            comm: s.text(COMM)?,
+            comm: s.bytes(COMM)?,
             tid: s.int(TID)?,
             prio: s.int(PRIO)?,
         },

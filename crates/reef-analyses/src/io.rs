@@ -30,7 +30,7 @@
 //! only when the trace records the address as an integer (lttng-modules
 //! before 2.6), not as an array.
 
-use indexmap::IndexMap;
+use crate::IndexMap;
 
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{BlockRq, Disk, FdType, IoOp, IoRq, Listener, Proc, State};
@@ -235,7 +235,7 @@ impl ProcIo {
             net: Rw::default(),
             unknown: Rw::default(),
             block: Rw::default(),
-            fds: IndexMap::new(),
+            fds: IndexMap::default(),
         }
     }
 
@@ -344,9 +344,9 @@ impl Io {
             mode,
             filter,
             range: (None, None),
-            tids: IndexMap::new(),
-            disks: IndexMap::new(),
-            ifaces: IndexMap::new(),
+            tids: IndexMap::default(),
+            disks: IndexMap::default(),
+            ifaces: IndexMap::default(),
             stats: Default::default(),
             durations: Default::default(),
             requests: Vec::new(),
@@ -612,7 +612,7 @@ impl Io {
     /// it, in lttng-analyses' order (threads, then descriptors, then
     /// lives).
     fn files(&self) -> Vec<FileRow> {
-        let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::new();
+        let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::default();
         for p in self.tids.values() {
             for life in p.fds.values().flatten() {
                 let mut name = life.filename.clone();
@@ -647,13 +647,7 @@ fn latency_cells(d: &Durations) -> Vec<serde_json::Value> {
             lami::unknown(),
         ];
     }
-    vec![
-        lami::number(d.count as i64),
-        lami::duration(d.min),
-        lami::duration_f(d.mean()),
-        lami::duration(d.max),
-        lami::duration_opt(d.stdev()),
-    ]
+    d.cells().to_vec()
 }
 
 impl Listener for Io {

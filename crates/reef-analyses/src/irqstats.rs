@@ -128,16 +128,6 @@ impl Listener for Irqstats {
     }
 }
 
-fn common(d: &Durations) -> [serde_json::Value; 5] {
-    [
-        lami::number(d.count as i64),
-        lami::duration(d.min),
-        lami::duration_f(d.mean()),
-        lami::duration(d.max),
-        lami::duration_opt(d.stdev()),
-    ]
-}
-
 impl Analysis for Irqstats {
     fn metadata() -> &'static Metadata {
         &METADATA
@@ -162,7 +152,7 @@ impl Analysis for Irqstats {
                 continue;
             }
             let mut row = vec![lami::irq(true, *nr, Some(&s.names.join(", ")))];
-            row.extend(common(&s.d));
+            row.extend(s.d.cells());
             hard.rows.push(row);
         }
         let mut soft = Table::new(&m.tables[1], begin, end);
@@ -175,7 +165,7 @@ impl Analysis for Irqstats {
                 .and_then(|v| SOFTIRQ_NAMES.get(v))
                 .copied();
             let mut row = vec![lami::irq(false, *vec, name)];
-            row.extend(common(&s.d));
+            row.extend(s.d.cells());
             row.push(lami::number(s.latency.count as i64));
             if s.latency.count == 0 {
                 row.extend(std::iter::repeat_with(lami::unknown).take(4));

@@ -46,6 +46,10 @@ pub mod syscallstats;
 
 pub use run::{analyse, is_kernel_trace, AnalyseError};
 
+/// An insertion-ordered map (the order of Python's dicts, which
+/// lttng-analyses' ties follow) with a fast hash.
+pub type IndexMap<K, V> = indexmap::IndexMap<K, V, rustc_hash::FxBuildHasher>;
+
 use event::Event;
 use lami::{Metadata, Table};
 use state::{Listener, Nobody, State};

@@ -8,9 +8,7 @@
 //!   appearance), at most `limit` rows each (0: all), and the totals over
 //!   every thread. A thread's name is the one it had when first counted.
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col_unit, Metadata, Table, TableClass};

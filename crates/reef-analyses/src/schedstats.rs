@@ -14,9 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
@@ -133,16 +131,6 @@ impl Listener for Schedstats {
     }
 }
 
-fn stats_cells(d: &Durations) -> [serde_json::Value; 5] {
-    [
-        lami::number(d.count as i64),
-        lami::duration(d.min),
-        lami::duration_f(d.mean()),
-        lami::duration(d.max),
-        lami::duration_opt(d.stdev()),
-    ]
-}
-
 impl Analysis for Schedstats {
     fn metadata() -> &'static Metadata {
         &METADATA
@@ -172,7 +160,7 @@ impl Analysis for Schedstats {
                     lami::unknown(),
                 ]
             } else {
-                stats_cells(d).to_vec()
+                d.cells().to_vec()
             });
             out.push(t);
         }
@@ -189,7 +177,7 @@ impl Analysis for Schedstats {
                     continue;
                 }
                 let mut row = vec![lami::process(Some(&s.comm), None, Some(*tid))];
-                row.extend(stats_cells(&s.d));
+                row.extend(s.d.cells());
                 row.push(lami::string(&prio_list(&s.prios)));
                 t.rows.push(row);
             }
@@ -199,7 +187,7 @@ impl Analysis for Schedstats {
             let mut t = Table::new(&m.tables[2], begin, end);
             for (prio, d) in &self.prios {
                 let mut row = vec![lami::number(*prio)];
-                row.extend(stats_cells(d));
+                row.extend(d.cells());
                 t.rows.push(row);
             }
             out.push(t);

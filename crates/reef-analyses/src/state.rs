@@ -33,11 +33,19 @@
 //!   close, at exec (close-on-exec ones) and when dup2/dup3 reuse them.
 //!   Only lttng-analyses' I/O calls make requests; `splice` and
 //!   `sendfile64`, though on its list, make none.
+//! - A descriptor is named by its `open` (the path), `socket`
+//!   (`socket`), the descriptor a dup copies, the state dump, or an IPv4
+//!   `connect` (`a.b.c.d:port`); it leads to a disk (open), the network
+//!   (socket, or written to during a `net_dev_xmit`) or is unknown.
+//! - Block requests run from `block_rq_issue` to a `block_rq_complete` of
+//!   the same device, sector and sector count (devices followed through
+//!   `block_bio_remap`, dropped at `block_bio_backmerge`); disks are named
+//!   by `lttng_statedump_block_device`.
 
-use indexmap::IndexMap;
+use crate::IndexMap;
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::event::{Event, IoArgs, Kind, IO_SYSCALLS};
+use crate::event::{Event, IoArgs, Kind, Text, IO_SYSCALLS};
 
 /// A thread as the model knows it.
 #[derive(Debug, Clone, Default)]
@@ -211,9 +219,9 @@ pub struct Switch<'a> {
     pub ts: i64,
     pub cpu: i64,
     pub prev_tid: i64,
-    pub prev_comm: &'a str,
+    pub prev_comm: Text<'a>,
     pub next_tid: i64,
-    pub next_comm: &'a str,
+    pub next_comm: Text<'a>,
     /// The thread switched in, as the model now knows it.
     pub wakee: &'a Proc,
     /// Who woke it, if its wakeup was seen.
@@ -548,8 +556,8 @@ impl State {
                 self.cpu(cpu).current_tid = (next_tid != 0).then_some(next_tid);
                 self.proc(prev_tid);
                 let next = self.proc(next_tid);
-                if next.comm != **next_comm {
-                    next.comm = next_comm.to_string();
+                if !next_comm.is(&next.comm) {
+                    next.comm = next_comm.to_str().into_owned();
                 }
                 self.check_prio(ts, prev_tid, *prev_prio, l);
                 self.check_prio(ts, next_tid, *next_prio, l);
@@ -559,9 +567,9 @@ impl State {
                     ts,
                     cpu,
                     prev_tid,
-                    prev_comm,
+                    prev_comm: *prev_comm,
                     next_tid,
-                    next_comm,
+                    next_comm: *next_comm,
                     wakee,
                     waker,
                 });
@@ -573,7 +581,7 @@ impl State {
                 let Some(cpu) = ev.cpu else { return };
                 let p = self.tids.entry(*tid).or_insert_with(|| Proc {
                     tid: *tid,
-                    comm: comm.to_string(),
+                    comm: comm.to_str().into_owned(),
                     ..Proc::default()
                 });
                 l.migrate(p, cpu);

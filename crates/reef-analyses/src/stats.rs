@@ -41,6 +41,19 @@ impl Durations {
         self.m2_f += delta * (x - self.mean_f);
     }
 
+    /// Count, min, average, max and sample standard deviation as LAMI
+    /// cells (the deviation `unknown` under 2 values).
+    pub fn cells(&self) -> [serde_json::Value; 5] {
+        use crate::lami;
+        [
+            lami::number(self.count as i64),
+            lami::duration(self.min),
+            lami::duration_f(self.mean()),
+            lami::duration(self.max),
+            lami::duration_opt(self.stdev()),
+        ]
+    }
+
     /// The mean, as `total / count` in floating point.
     pub fn mean(&self) -> f64 {
         self.total as f64 / self.count as f64

@@ -11,9 +11,7 @@
 //!   the return-value string reproduces that, so it matches its output.
 //! - A thread's name and pid are those it had at its first counted call.
 
-use rustc_hash::FxBuildHasher;
-
-type IndexMap<K, V> = indexmap::IndexMap<K, V, FxBuildHasher>;
+use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};

@@ -87,15 +87,19 @@ impl<'a> FieldVal<'a> {
         }
     }
 
+    /// A string or text field's bytes as [`FieldVal::as_str`] shows them
+    /// (text arrays stop at their first NUL), not checked as UTF-8.
+    pub fn as_text_bytes(&self) -> Option<&'a [u8]> {
+        self.as_bytes()
+            .map(|b| crate::prog::find_nul(b).map_or(b, |n| &b[..n]))
+    }
+
     /// A string or text field as text (invalid UTF-8 replaced; text arrays
     /// stop at their first NUL, as babeltrace2 shows them).
     pub fn as_str(&self) -> Option<std::borrow::Cow<'a, str>> {
-        self.as_bytes().map(|b| {
-            let b = crate::prog::find_nul(b).map_or(b, |n| &b[..n]);
-            match std::str::from_utf8(b) {
-                Ok(s) => std::borrow::Cow::Borrowed(s),
-                Err(_) => String::from_utf8_lossy(b),
-            }
+        self.as_text_bytes().map(|b| match std::str::from_utf8(b) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(b),
         })
     }
 }
