@@ -1,7 +1,8 @@
 //! TSDL (CTF 1.8 metadata) lexing, parsing and resolution into [`crate::model`].
 //!
 //! - `packetized`: unpacking of packetized metadata;
-//! - `lexer`: tokens;
+//! - `lexer`: tokens, lexed as the parser reads them (no token list: a
+//!   kernel trace's metadata is 100 000 tokens);
 //! - `parser`: declarations, type names and lexical scopes, evaluated while
 //!   parsing into declared types (`types`);
 //! - `resolve`: trace/stream/event/clock/env blocks and the instantiation
@@ -60,7 +61,8 @@ pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
 }
 
 /// Reads the metadata file `bytes`: `parse_metadata(&metadata_text(bytes)?)`
-/// (same result, same errors), the text being tokenized once.
+/// (same result, same errors), the trace block's byte order being looked
+/// for once and the text lexed once (as the parser reads it).
 pub fn read_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
     let (text, packet_le) = unpack_text(bytes)?;
     let bo = parser::trace_byte_order(&text);
