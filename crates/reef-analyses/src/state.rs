@@ -42,7 +42,6 @@
 //!   `block_bio_remap`, dropped at `block_bio_backmerge`); disks are named
 //!   by `lttng_statedump_block_device`.
 
-use crate::IndexMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{Event, IoArgs, Kind, Text, IO_SYSCALLS};
@@ -59,9 +58,61 @@ pub struct Proc {
     pub last_wakeup: Option<i64>,
     /// The thread that woke it then.
     pub last_waker: Option<i64>,
-    /// Open file descriptors (of a process; threads use their process's),
-    /// in the order they appeared.
-    pub fds: IndexMap<i64, Fd>,
+    /// Open file descriptors (of a process; threads use their process's).
+    pub fds: Fds,
+}
+
+/// A process's open descriptors, and the order they appeared in (that of
+/// a Python dict, which lttng-analyses' ties follow: a descriptor closed
+/// and opened again goes last), with removal in constant time.
+#[derive(Debug, Clone, Default)]
+pub struct Fds {
+    map: HashMap<i64, (u64, Fd)>,
+    next: u64,
+}
+
+impl Fds {
+    pub fn get(&self, fd: &i64) -> Option<&Fd> {
+        self.map.get(fd).map(|e| &e.1)
+    }
+
+    pub fn get_mut(&mut self, fd: &i64) -> Option<&mut Fd> {
+        self.map.get_mut(fd).map(|e| &mut e.1)
+    }
+
+    pub fn contains_key(&self, fd: &i64) -> bool {
+        self.map.contains_key(fd)
+    }
+
+    /// Adds `fd` last, unless it is there: whether it was added.
+    fn add(&mut self, fd: i64, f: impl FnOnce() -> Fd) -> bool {
+        match self.map.entry(fd) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((self.next, f()));
+                self.next += 1;
+                true
+            }
+        }
+    }
+
+    fn remove(&mut self, fd: &i64) -> Option<Fd> {
+        self.map.remove(fd).map(|e| e.1)
+    }
+
+    /// The descriptors in the order they appeared.
+    pub fn ordered(&self) -> Vec<(i64, &Fd)> {
+        let mut v: Vec<(u64, i64, &Fd)> = self.map.iter().map(|(k, e)| (e.0, *k, &e.1)).collect();
+        v.sort_unstable_by_key(|e| e.0);
+        v.into_iter().map(|e| (e.1, e.2)).collect()
+    }
+
+    /// Takes them all, in the order they appeared.
+    fn take(&mut self) -> Vec<(i64, Fd)> {
+        let mut v: Vec<(u64, i64, Fd)> = self.map.drain().map(|(k, e)| (e.0, k, e.1)).collect();
+        v.sort_unstable_by_key(|e| e.0);
+        v.into_iter().map(|e| (e.1, e.2)).collect()
+    }
 }
 
 /// What a descriptor is known to lead to (lttng-analyses' FD types).
@@ -379,7 +430,7 @@ impl State {
     fn close_fd(&mut self, tid: i64, fd: i64, l: &mut impl Listener) {
         let parent = self.parent_of(tid);
         l.close_fd(parent, fd);
-        self.proc(parent).fds.shift_remove(&fd);
+        self.proc(parent).fds.remove(&fd);
     }
 
     /// `net_dev_xmit` during a write system call: the descriptor written
@@ -524,9 +575,9 @@ impl State {
         let parent = self.parent_of(tid);
         if ret >= 0 {
             if let Some(fd) = rq.fd {
+                let opens = &rq.opens;
                 let fds = &mut self.proc(parent).fds;
-                if let indexmap::map::Entry::Vacant(e) = fds.entry(fd) {
-                    e.insert(rq.opens.clone().unwrap_or_else(Fd::unknown));
+                if fds.add(fd, || opens.clone().unwrap_or_else(Fd::unknown)) {
                     l.create_fd(&self.tids[&parent], fd);
                 }
             }
@@ -631,7 +682,7 @@ impl State {
                 };
                 // The child inherits the parent's descriptors.
                 child.fds = parent.fds.clone();
-                for &fd in child.fds.keys() {
+                for (fd, _) in child.fds.ordered() {
                     l.create_fd(&child, fd);
                 }
                 self.tids.insert(*child_tid, child);
@@ -642,11 +693,16 @@ impl State {
                     p.comm = n.to_string();
                 }
                 // Close-on-exec descriptors of the thread itself.
-                let closing: Vec<i64> =
-                    p.fds.iter().filter(|f| f.1.cloexec).map(|f| *f.0).collect();
+                let closing: Vec<i64> = p
+                    .fds
+                    .ordered()
+                    .into_iter()
+                    .filter(|f| f.1.cloexec)
+                    .map(|f| f.0)
+                    .collect();
                 for fd in closing {
                     l.close_fd(*tid, fd);
-                    p.fds.shift_remove(&fd);
+                    p.fds.remove(&fd);
                 }
             }
             Kind::PiSetprio { tid, newprio } => self.check_prio(ts, *tid, *newprio, l),
@@ -774,13 +830,16 @@ impl State {
                         ..Proc::default()
                     });
                     // The thread's descriptors are its process's.
-                    let moved: Vec<(i64, Fd)> = self.proc(*tid).fds.drain(..).collect();
+                    let moved = self.proc(*tid).fds.take();
                     let parent = self.proc(*pid);
                     for (fd, f) in moved {
-                        let have = parent.fds.entry(fd).or_insert_with(|| f.clone());
-                        // (lttng-analyses' best effort to fix the name)
-                        if have.filename.is_empty() {
-                            have.filename = f.filename;
+                        match parent.fds.get_mut(&fd) {
+                            // (lttng-analyses' best effort to fix the name)
+                            Some(have) if have.filename.is_empty() => have.filename = f.filename,
+                            Some(_) => {}
+                            None => {
+                                parent.fds.add(fd, || f);
+                            }
                         }
                     }
                     l.create_parent_proc(&self.tids[tid], &self.tids[pid]);
@@ -797,19 +856,16 @@ impl State {
                     pid: Some(*pid),
                     ..Proc::default()
                 });
-                match p.fds.entry(*fd) {
-                    indexmap::map::Entry::Vacant(e) => {
-                        e.insert(Fd {
-                            filename: filename.to_string(),
-                            kind: FdType::Unknown,
-                            cloexec: flags & O_CLOEXEC != 0,
-                        });
-                        l.create_fd(p, *fd);
-                    }
-                    indexmap::map::Entry::Occupied(mut e) => {
-                        e.get_mut().filename = filename.to_string();
-                        l.update_fd(p, *fd);
-                    }
+                if let Some(f) = p.fds.get_mut(fd) {
+                    f.filename = filename.to_string();
+                    l.update_fd(p, *fd);
+                } else {
+                    p.fds.add(*fd, || Fd {
+                        filename: filename.to_string(),
+                        kind: FdType::Unknown,
+                        cloexec: flags & O_CLOEXEC != 0,
+                    });
+                    l.create_fd(p, *fd);
                 }
             }
             Kind::StatedumpBlockDevice { dev, diskname } => {
