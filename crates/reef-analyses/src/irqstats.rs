@@ -302,13 +302,8 @@ impl Irqlog {
                 t
             })
             .collect();
-        if !self.opts.series {
-            return tables;
-        }
         let title = "Interrupt handlers duration frequency distributions";
-        Table::series(&FREQ, title, "interrupts", &tables)
-            .into_iter()
-            .collect()
+        self.opts.arrange(tables, &FREQ, title, "interrupts")
     }
 }
 

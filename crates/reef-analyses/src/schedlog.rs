@@ -158,14 +158,9 @@ impl Schedlog {
             t.rows = crate::stats::freq_rows(lats, min, max, res);
             t
         };
-        let series = |tables: Vec<Table>| -> Vec<Table> {
-            if !self.opts.series {
-                return tables;
-            }
+        let series = |tables: Vec<Table>| {
             let title = "Scheduling latencies frequency distributions";
-            Table::series(&FREQ, title, "schedulings", &tables)
-                .into_iter()
-                .collect()
+            self.opts.arrange(tables, &FREQ, title, "schedulings")
         };
         let mut out = Vec::new();
         if groups.total {

@@ -304,6 +304,23 @@ impl FreqOpts {
     /// although it converted them to ns already (a range 1000 times too
     /// wide, whose durations then land in buckets counted from the end):
     /// reef takes them as given.
+    /// A group's distributions as shown: as they are, or with `series`
+    /// side by side in one table (see [`crate::lami::Table::series`]).
+    pub fn arrange(
+        &self,
+        tables: Vec<crate::lami::Table>,
+        class: &'static crate::lami::TableClass,
+        title: &'static str,
+        unit: &'static str,
+    ) -> Vec<crate::lami::Table> {
+        if !self.series {
+            return tables;
+        }
+        crate::lami::Table::series(class, title, unit, &tables)
+            .into_iter()
+            .collect()
+    }
+
     pub fn range(&self, all: &[i64]) -> (Option<f64>, Option<f64>) {
         if !(self.uniform || self.series) {
             return (self.min, self.max);
