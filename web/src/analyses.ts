@@ -360,11 +360,9 @@ export class AnalysesPanel {
     } else if (log) {
       const a = await getLatency(log, q.from, q.to, { sort: 'duration', limit: SCATTER_LIMIT, bins: 20 });
       const [cmd, what] =
-        log === 'iolog'
-          ? ['reef iolatency (its requests)', "the I/O system calls lttng-iolog lists (reef iolatency's model)"]
-          : log === 'syscalls'
-            ? ['reef syscallstats (its calls)', 'every system call reef syscallstats counts']
-            : [`reef ${log}`, `the rows of reef ${log} (lttng-analyses' ${log})`];
+        log === 'syscalls'
+          ? ['reef syscallstats (its calls)', 'every system call reef syscallstats counts']
+          : [`reef ${log}`, `the rows of reef ${log} (lttng-analyses' ${log})`];
       shown = this.renderLatency(a, q.from, q.to, cmd, `${what} over the whole trace that overlap the range`);
     } else if (this.analysis().usage) {
       shown = await this.usageChart(q);
