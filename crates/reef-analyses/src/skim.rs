@@ -166,7 +166,7 @@ pub fn for_each_event<E>(
         rank,
         clocks,
         window: (begin, end),
-        cut,
+        ending,
         ..
     } = streams;
     // The class table: each (trace, stream class)'s classes, found once.
@@ -222,7 +222,7 @@ pub fn for_each_event<E>(
     let mut streams: Vec<Stream> = order.into_iter().map(|o| o.1).collect();
     for s in &mut streams {
         if let Err(e) = s.fill() {
-            return Ok(Some(e.into()));
+            return Ok(ending.error(Some(e.into()), false));
         }
     }
     streams.retain(|s| !s.done);
@@ -240,7 +240,8 @@ pub fn for_each_event<E>(
         let s = &mut streams[i];
         let r = s.buf[s.at];
         if r.ns < last {
-            return Ok(Some(
+            return Ok(ending.error(
+                Some(
                 reef_ctf::Error::Stream {
                     path: s.cur.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
                     offset: s.first_offset,
@@ -249,27 +250,28 @@ pub fn for_each_event<E>(
                         r.ns
                     ),
                 }
-                .into(),
+                .into()),
+                false,
             ));
         }
         last = r.ns;
         if r.what != What::Untimed {
             if r.ns > end {
-                return Ok(None);
+                return Ok(ending.error(None, true));
             }
             if matches!(r.what, What::Raw | What::Values) && r.ns >= begin {
                 let class = r.class as usize;
                 let info = &classes[s.base + class];
                 let ev = event_of(info, &s.cur, class, r.body, r.ns, s.cpu);
                 if !f(&ev)? {
-                    return Ok(None);
+                    return Ok(ending.error(None, true));
                 }
             }
         }
         s.at += 1;
         if s.at == s.buf.len() {
             if let Err(e) = s.fill() {
-                return Ok(Some(e.into()));
+                return Ok(ending.error(Some(e.into()), false));
             }
             if s.done {
                 streams.remove(i);
@@ -279,5 +281,5 @@ pub fn for_each_event<E>(
         }
         heads[i] = s.buf[s.at].ns;
     }
-    Ok(cut)
+    Ok(ending.error(None, false))
 }

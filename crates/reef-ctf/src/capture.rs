@@ -210,24 +210,8 @@ pub fn class_from_metadata(bytes: &[u8], name: &Path) -> Result<TraceClass, Erro
 /// that was stopped mid-packet, or a disk that filled. Opening keeps the
 /// complete records before it; readers report the cut as an error once
 /// they have read them (so nothing before it is lost, and the exit status
-/// still says the input was incomplete).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cut {
-    pub path: PathBuf,
-    /// Offset of the incomplete record.
-    pub offset: u64,
-    pub msg: String,
-}
-
-impl Cut {
-    pub fn error(&self) -> Error {
-        Error::Stream {
-            path: self.path.clone(),
-            offset: self.offset,
-            msg: self.msg.clone(),
-        }
-    }
-}
+/// still says the input was incomplete). `offset`: the incomplete record's.
+pub type Cut = crate::Damage;
 
 /// The next complete record; `Ok(None)` at the end of the input or where
 /// it ends inside a record (then `cut` says where).
@@ -439,6 +423,7 @@ pub fn trace_from_streams(
         class,
         sources,
         cut: None,
+        damage: Vec::new(),
     })
 }
 

@@ -46,10 +46,12 @@ use std::path::{Path, PathBuf};
 
 pub use access::{Field, FieldVal, Scopes};
 pub use decode::{DecodeError, DecodeErrorKind, Value};
-pub use metadata::{metadata_text, parse_metadata, read_metadata, MetadataError};
+pub use metadata::{
+    metadata_text, parse_metadata, read_metadata, read_metadata_cut, MetadataCut, MetadataError,
+};
 pub use model::*;
 pub use stream::{EventData, Item, PacketInfo, Place, StreamCursor};
-pub use trace::{FileScan, Trace, TraceClass};
+pub use trace::{FileCut, FileScan, Trace, TraceClass};
 
 /// Everything that can go wrong reading a trace.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +74,57 @@ pub enum Error {
         offset: u64,
         msg: String,
     },
+    /// A damaged trace read as far as it goes (see [`Damage`]): each
+    /// damage, after the error that stopped the reading first, if any.
+    #[error("{}", damaged_text(stop.as_deref(), damage))]
+    Damaged {
+        stop: Option<Box<Error>>,
+        damage: Vec<Damage>,
+    },
+}
+
+fn damaged_text(stop: Option<&Error>, damage: &[Damage]) -> String {
+    let mut lines: Vec<String> = stop.map(|e| e.to_string()).into_iter().collect();
+    lines.extend(damage.iter().map(|d| d.to_string()));
+    lines.join("\n")
+}
+
+/// Where a trace is damaged but readable up to the damage: a stream file
+/// whose last packet is cut (a trace copied while recording, a full disk,
+/// a crash: see [`FileCut`]), a metadata file cut inside a declaration
+/// (read with the declarations before the cut), a live capture cut inside
+/// a record. Readers deliver everything before the damage, then report it
+/// as an error ([`Error::with_damage`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub path: PathBuf,
+    /// Byte offset in `path` of the damaged packet, record or declaration.
+    pub offset: u64,
+    /// What is missing and what was read or ignored.
+    pub msg: String,
+}
+
+impl Damage {
+    /// The damage as an error on its own.
+    pub fn error(&self) -> Error {
+        Error::Stream {
+            path: self.path.clone(),
+            offset: self.offset,
+            msg: self.msg.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: at byte {}: {}",
+            self.path.display(),
+            self.offset,
+            self.msg
+        )
+    }
 }
 
 impl Error {
@@ -79,6 +132,37 @@ impl Error {
         Error::Io {
             path: path.to_path_buf(),
             err: source,
+        }
+    }
+
+    /// What a reader reports at the end of a damaged trace: `stop`, the
+    /// error that ended the reading (if any), with every damage of the
+    /// input; `stop` alone when there is no damage.
+    pub fn with_damage<'a>(
+        stop: Option<Error>,
+        damage: impl IntoIterator<Item = &'a Damage>,
+    ) -> Option<Error> {
+        let damage: Vec<Damage> = damage.into_iter().cloned().collect();
+        match (stop, damage.len()) {
+            (stop, 0) => stop,
+            (None, 1) => Some(damage[0].error()),
+            (stop, _) => Some(Error::Damaged {
+                stop: stop.map(Box::new),
+                damage,
+            }),
+        }
+    }
+
+    /// This error, which stopped a reading, with the damage of the input
+    /// ([`Error::with_damage`]).
+    pub fn and_damage<'a>(self, damage: impl IntoIterator<Item = &'a Damage>) -> Error {
+        let damage: Vec<Damage> = damage.into_iter().cloned().collect();
+        if damage.is_empty() {
+            return self;
+        }
+        Error::Damaged {
+            stop: Some(Box::new(self)),
+            damage,
         }
     }
 }

@@ -420,7 +420,7 @@ impl StreamCursor {
                 continue;
             }
             let mut off = 0u64;
-            let len = f.data().len() as u64;
+            let len = f.end();
             while off < len {
                 let (_, info, _) = read_packet(
                     &trace.class,
@@ -595,7 +595,7 @@ impl StreamCursor {
                     None => return Ok(false),
                 }
             }
-            let len = self.data().len() as u64;
+            let len = self.file.as_deref().map_or(0, |f| f.end());
             if self.next_packet >= len {
                 self.file = None;
                 self.file_idx += 1;
@@ -1073,6 +1073,10 @@ pub struct PacketScratch<'a> {
 /// Reads and validates the header and context of the packet at byte `off`
 /// of `file`. Returns the stream class (index into `class.streams`), the
 /// packet's properties, and the bit offset where its first event starts.
+///
+/// The packet a file's cut falls in ([`StreamFile::cut`]) is given as
+/// what is left of it: its size is what the file holds, its content
+/// ends where its last complete event ends.
 pub fn read_packet(
     class: &TraceClass,
     file: &StreamFile,
@@ -1080,14 +1084,30 @@ pub fn read_packet(
     s: &mut PacketScratch,
 ) -> Result<(usize, PacketInfo, u64), Error> {
     let data = file.data();
-    read_packet_in(class, data, 0, data.len() as u64, &file.path, off, s)
+    let len = data.len() as u64;
+    let cut = file
+        .cut
+        .get()
+        .filter(|c| c.packet == off)
+        .and_then(|c| c.events_end);
+    let (stream, mut info, at) =
+        read_packet_in(class, data, 0, len, &file.path, off, s, cut.is_some())?;
+    if let Some(end) = cut {
+        info.packet_bits = (len - off) * 8;
+        info.content_bits = end.saturating_sub(off * 8).max(at - off * 8);
+    }
+    Ok((stream, info, at))
 }
 
 /// [`read_packet`] over `data`, the bytes of a file of `file_len` bytes
 /// from its offset `data_start` on (all of them, or only some: a read that
 /// fails for want of bytes may succeed over the whole file, one that
 /// succeeds gives what the whole file would). Offsets in errors are
-/// relative to `data_start`; the returned ones are the file's.
+/// relative to `data_start`; the returned ones are the file's. With
+/// `cut_ok`, a packet larger than what is left of the file is no error:
+/// its declared sizes are returned as they are (the caller sees that the
+/// file is cut inside it).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn read_packet_in(
     class: &TraceClass,
     data: &[u8],
@@ -1096,6 +1116,7 @@ pub(crate) fn read_packet_in(
     path: &std::path::Path,
     off: u64,
     s: &mut PacketScratch,
+    cut_ok: bool,
 ) -> Result<(usize, PacketInfo, u64), Error> {
     let data_bits = data.len() as u64 * 8;
     let rel = (off - data_start) * 8;
@@ -1158,7 +1179,7 @@ pub(crate) fn read_packet_in(
             "packet size {packet_bits} bits is not a positive multiple of 8"
         )));
     }
-    if packet_bits > remaining {
+    if packet_bits > remaining && !cut_ok {
         return Err(err_at(format!(
             "packet size {packet_bits} bits exceeds the {remaining} bits left in the file"
         )));
@@ -1185,4 +1206,89 @@ pub(crate) fn read_packet_in(
         stream_instance_id: s.st.meaning(Meaning::StreamInstanceId),
     };
     Ok((stream, info, cur.pos + data_start * 8))
+}
+
+/// Whether `e`, met while decoding bytes that the end of their file cuts,
+/// can be that cut: the data ran out (a field, a string or an array needs
+/// bytes past the end), as opposed to bytes that are wrong in themselves.
+pub(crate) fn is_cut_error(e: &Error) -> bool {
+    use crate::decode::DecodeErrorKind as K;
+    matches!(
+        e,
+        Error::Decode { err, .. } if matches!(
+            err.kind,
+            K::Truncated { .. } | K::UnterminatedString | K::LengthTooLarge { .. }
+        )
+    )
+}
+
+/// What is left of a packet the end of its file cuts: its events decoded
+/// from bit `events_at` while they end before bit `end` (the file's end,
+/// or the packet's content end when that comes first).
+pub(crate) struct CompleteEvents {
+    /// Bit (of the file) where the last complete event ends (`events_at`
+    /// when there is none).
+    pub end: u64,
+    /// Complete events.
+    pub count: u64,
+    /// Time of the last one (cycles), when the stream has a clock and
+    /// the packet its beginning time.
+    pub last_ts: Option<u64>,
+    /// The error decoding the next event gave, if one stopped the walk.
+    pub stop: Option<Error>,
+}
+
+/// Decodes the events of `info`, a packet of stream class `stream` in
+/// `file` whose header and context were just read into `st` (see
+/// [`CompleteEvents`]).
+pub(crate) fn complete_events(
+    class: &TraceClass,
+    stream: usize,
+    file: &StreamFile,
+    info: &PacketInfo,
+    events_at: u64,
+    end: u64,
+    st: &mut State,
+) -> CompleteEvents {
+    let sp = &class.streams[stream];
+    let mut cur = Cursor {
+        data: file.data(),
+        base: info.offset * 8,
+        pos: events_at,
+        end,
+    };
+    // As a cursor does at a packet's beginning; without a beginning time
+    // the clock would continue the previous packet's, unknown here.
+    st.clock = info.ts_begin.unwrap_or(0);
+    let timed = sp.clock.is_some() && info.ts_begin.is_some();
+    let (mut values, mut bounds) = (Vec::new(), [0usize; 4]);
+    let mut done = CompleteEvents {
+        end: events_at,
+        count: 0,
+        last_ts: None,
+        stop: None,
+    };
+    while cur.pos < end {
+        match decode_one::<false>(
+            class,
+            sp,
+            file,
+            st,
+            &mut values,
+            &mut bounds,
+            &mut cur,
+            None,
+        ) {
+            Ok(_) => {
+                done.end = cur.pos;
+                done.count += 1;
+                done.last_ts = timed.then_some(st.clock);
+            }
+            Err(e) => {
+                done.stop = Some(e);
+                break;
+            }
+        }
+    }
+    done
 }

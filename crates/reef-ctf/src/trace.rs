@@ -9,10 +9,10 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use crate::decode::State;
-use crate::metadata::read_metadata;
+use crate::metadata::read_metadata_cut;
 use crate::model::*;
 use crate::plan::{collect_refs, compile, Meaning, Plan, ScopeRoots};
-use crate::stream::{read_packet, PacketScratch};
+use crate::stream::{PacketInfo, PacketScratch};
 use crate::Error;
 
 /// The compiled plans of one event class.
@@ -58,6 +58,9 @@ pub struct TraceClass {
     pub packet_header: Plan,
     pub packet_header_slots: usize,
     pub streams: Vec<StreamPlans>,
+    /// Where the metadata file is cut inside a declaration, when the
+    /// declarations before the cut were enough to build this class.
+    pub damage: Option<crate::Damage>,
 }
 
 impl StreamPlans {
@@ -178,6 +181,7 @@ impl TraceClass {
             packet_header_slots: ph_refs.len(),
             meta,
             streams,
+            damage: None,
         })
     }
 
@@ -303,7 +307,31 @@ pub struct StreamFile {
     /// Where each packet begins and when it ends (clock cycles;
     /// `u64::MAX` when its context has no end time), learnt when the trace
     /// is opened: seeking to a time is a binary search.
+    /// The cut packet's end time there is the time of its last complete
+    /// event (see [`FileCut`]).
     pub packets: std::sync::OnceLock<Box<[(u64, u64)]>>,
+    /// Where the file ends inside a packet, learnt when the trace is
+    /// opened: its packets are read up to there.
+    pub cut: std::sync::OnceLock<FileCut>,
+}
+
+/// A stream file whose last packet is cut: a trace copied while it was
+/// being recorded, a disk that filled, a crash. The packets before the cut
+/// are read as usual; of the cut packet, the events that lie wholly
+/// before the cut (its header and context must be whole). Where such a
+/// stream ends: after the last complete event, whose time is the stream's
+/// end time (the packet's `timestamp_end` speaks of events that are not
+/// there).
+#[derive(Debug, Clone)]
+pub struct FileCut {
+    /// Byte offset of the cut packet.
+    pub packet: u64,
+    /// Bit of the file where its last complete event ends (where its
+    /// events begin when none is complete); `None` when the file ends
+    /// inside its header or context: nothing of it is read.
+    pub events_end: Option<u64>,
+    /// What is missing and what is ignored, for readers to report.
+    pub damage: crate::Damage,
 }
 
 impl StreamFile {
@@ -312,11 +340,26 @@ impl StreamFile {
             path,
             map,
             packets: std::sync::OnceLock::new(),
+            cut: std::sync::OnceLock::new(),
         }
     }
 
     pub fn data(&self) -> &[u8] {
         &self.map
+    }
+
+    /// Where the packets that can be read end, in bytes: the file's
+    /// length, or the start of a packet the file ends inside the header
+    /// or context of.
+    pub fn end(&self) -> u64 {
+        match self.cut.get() {
+            Some(FileCut {
+                packet,
+                events_end: None,
+                ..
+            }) => *packet,
+            _ => self.map.len() as u64,
+        }
     }
 
     /// Drops the whole pages of `start..end` (bytes) from this process's
@@ -394,6 +437,12 @@ pub struct Trace {
     /// records before the cut, and readers report the cut (an error) once
     /// they have read everything else.
     pub cut: Option<crate::capture::Cut>,
+    /// Stream files cut inside a packet ([`StreamFile::cut`]; a file cut
+    /// inside its first packet's header is not among the sources) and a
+    /// metadata file cut inside a declaration ([`TraceClass::damage`]):
+    /// readers deliver what lies before and report these at the end
+    /// ([`Error::with_damage`]).
+    pub damage: Vec<crate::Damage>,
 }
 
 impl TraceClass {
@@ -408,12 +457,18 @@ impl TraceClass {
             path: mpath.clone(),
             err: e,
         };
-        let meta = read_metadata(&bytes).map_err(merr)?;
-        TraceClass::new(meta).map_err(|msg| Error::Stream {
+        let (meta, cut) = read_metadata_cut(&bytes).map_err(merr)?;
+        let mut class = TraceClass::new(meta).map_err(|msg| Error::Stream {
             path: mpath.clone(),
             offset: 0,
             msg,
-        })
+        })?;
+        class.damage = cut.map(|c| crate::Damage {
+            path: mpath.clone(),
+            offset: c.offset,
+            msg: c.msg,
+        });
+        Ok(class)
     }
 }
 
@@ -439,50 +494,10 @@ impl Trace {
     /// read and validated here, before any event: a trace whose packet
     /// framing is broken fails to open rather than failing half-way.
     pub fn from_class(class: TraceClass, dirs: &[PathBuf]) -> Result<Trace, Error> {
-        let mut scanned: Vec<(Arc<StreamFile>, FileScan)> = Vec::new();
-        let mut cut = None;
-        for dir in dirs {
-            if crate::capture::is_capture(dir) {
-                // A live capture file: its streams, unpacked.
-                let (files, c) = crate::capture::stream_files(dir)?;
-                cut = cut.or(c);
-                for sf in files {
-                    let sf = Arc::new(sf);
-                    let scan = scan_file(&class, &sf, None)?;
-                    scanned.push((sf, scan));
-                }
-                continue;
-            }
-            let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| Error::io(dir, e))?
-                .filter_map(|e| e.ok())
-                .filter(|e| {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    n != "metadata"
-                        && !n.starts_with('.')
-                        && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())
-                })
-                .map(|e| e.path())
-                .collect();
-            names.sort();
-            for p in names {
-                let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
-                let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
-                if len == 0 {
-                    continue;
-                }
-                // SAFETY: the file is mapped read-only; a trace file being
-                // truncated while we read it is the one hazard, as for every
-                // mmap-based reader.
-                let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
-                let _ = map.advise(memmap2::Advice::Sequential);
-                let sf = Arc::new(StreamFile::new(p, map));
-                let scan = scan_file(&class, &sf, Some(&f))?;
-                sf.release(0, sf.data().len());
-                scanned.push((sf, scan));
-            }
-        }
+        // A failure of a trace whose metadata is cut names the cut too:
+        // it may be why (a stream class missing).
+        let (scanned, cut, damage) =
+            scan_dirs(&class, dirs).map_err(|e| e.and_damage(&class.damage))?;
         // Files of one stream class and instance id form one stream.
         let mut sources: Vec<StreamSource> = Vec::new();
         let mut firsts: Vec<Vec<Option<u64>>> = Vec::new();
@@ -525,6 +540,7 @@ impl Trace {
             class,
             sources,
             cut,
+            damage,
         })
     }
 
@@ -539,6 +555,74 @@ impl Trace {
     }
 }
 
+/// The stream files of `dirs` (trace directories or capture files), each
+/// scanned ([`scan_file`]), with a capture's cut and the damage found.
+#[allow(clippy::type_complexity)]
+fn scan_dirs(
+    class: &TraceClass,
+    dirs: &[PathBuf],
+) -> Result<
+    (
+        Vec<(Arc<StreamFile>, FileScan)>,
+        Option<crate::capture::Cut>,
+        Vec<crate::Damage>,
+    ),
+    Error,
+> {
+    let mut scanned: Vec<(Arc<StreamFile>, FileScan)> = Vec::new();
+    let mut cut = None;
+    let mut damage: Vec<crate::Damage> = class.damage.iter().cloned().collect();
+    for dir in dirs {
+        if crate::capture::is_capture(dir) {
+            // A live capture file: its streams, unpacked.
+            let (files, c) = crate::capture::stream_files(dir)?;
+            cut = cut.or(c);
+            for sf in files {
+                let sf = Arc::new(sf);
+                if let Some(scan) = scan_file(class, &sf, None)? {
+                    scanned.push((sf, scan));
+                }
+            }
+            continue;
+        }
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n != "metadata"
+                    && !n.starts_with('.')
+                    && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())
+            })
+            .map(|e| e.path())
+            .collect();
+        names.sort();
+        for p in names {
+            let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
+            let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
+            if len == 0 {
+                continue;
+            }
+            // SAFETY: the file is mapped read-only; a trace file being
+            // truncated while we read it is the one hazard, as for every
+            // mmap-based reader.
+            let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
+            let _ = map.advise(memmap2::Advice::Sequential);
+            let sf = Arc::new(StreamFile::new(p, map));
+            let scan = scan_file(class, &sf, Some(&f))?;
+            sf.release(0, sf.data().len());
+            if let Some(c) = sf.cut.get() {
+                damage.push(c.damage.clone());
+            }
+            if let Some(scan) = scan {
+                scanned.push((sf, scan));
+            }
+        }
+    }
+    Ok((scanned, cut, damage))
+}
+
 /// Validates a file's packet framing and learns its stream.
 /// Reads every packet header and context of `sf`. With `file`, each is
 /// first read from the file into a small buffer, so that the scan maps no
@@ -546,20 +630,36 @@ impl Trace {
 /// be dropped and mapped again when the events are read); the mapping is
 /// used when the buffer does not hold the header and context, and for any
 /// error (which then names the file's offsets).
-fn scan_file(class: &TraceClass, sf: &StreamFile, file: Option<&File>) -> Result<FileScan, Error> {
-    scan_from(class, sf, file, None)
+///
+/// A file that ends inside a packet is cut there ([`StreamFile::cut`]):
+/// `None` when that leaves no packet to read.
+fn scan_file(
+    class: &TraceClass,
+    sf: &StreamFile,
+    file: Option<&File>,
+) -> Result<Option<FileScan>, Error> {
+    scan_from(class, sf, file, None, true)
 }
 
 /// Reads the packet headers and contexts of `sf`, a stream file that grew
 /// (a trace received live): only the packets after those of `earlier` (the
 /// same file mapped when it was shorter, with what was learnt then) are
-/// read; fills `sf.packets`.
+/// read; fills `sf.packets`. A packet the file ends inside is an error
+/// (the caller maps whole packets).
 pub fn scan_grown(
     class: &TraceClass,
     sf: &StreamFile,
     earlier: Option<(&StreamFile, FileScan)>,
 ) -> Result<FileScan, Error> {
-    scan_from(class, sf, None, earlier)
+    scan_from(class, sf, None, earlier, false)?.ok_or_else(|| no_packet(sf))
+}
+
+fn no_packet(sf: &StreamFile) -> Error {
+    Error::Stream {
+        path: sf.path.clone(),
+        offset: 0,
+        msg: "stream file holds no packet".into(),
+    }
 }
 
 fn scan_from(
@@ -567,7 +667,8 @@ fn scan_from(
     sf: &StreamFile,
     file: Option<&File>,
     earlier: Option<(&StreamFile, FileScan)>,
-) -> Result<FileScan, Error> {
+    cut_ok: bool,
+) -> Result<Option<FileScan>, Error> {
     use std::os::unix::fs::FileExt;
     const HEAD: u64 = 4096;
     let mut buf = vec![0u8; HEAD as usize];
@@ -603,12 +704,48 @@ fn scan_from(
         let read = file
             .filter(|f| f.read_exact_at(&mut buf[..n], off).is_ok())
             .and_then(|_| {
-                crate::stream::read_packet_in(class, &buf[..n], off, len, &sf.path, off, &mut ps)
-                    .ok()
+                crate::stream::read_packet_in(
+                    class,
+                    &buf[..n],
+                    off,
+                    len,
+                    &sf.path,
+                    off,
+                    &mut ps,
+                    cut_ok,
+                )
+                .ok()
             });
-        let (stream, info, _) = match read {
+        let (stream, info, events_at) = match read {
             Some(r) => r,
-            None => read_packet(class, sf, off, &mut ps)?,
+            None => {
+                let data = sf.data();
+                match crate::stream::read_packet_in(
+                    class, data, 0, len, &sf.path, off, &mut ps, cut_ok,
+                ) {
+                    Ok(r) => r,
+                    Err(e) if cut_ok && crate::stream::is_cut_error(&e) => {
+                        // The file ends inside this packet's header or
+                        // context: nothing of it can be read.
+                        let present = len - off;
+                        let _ = sf.cut.set(FileCut {
+                            packet: off,
+                            events_end: None,
+                            damage: crate::Damage {
+                                path: sf.path.clone(),
+                                offset: off,
+                                msg: format!(
+                                    "the file ends inside this packet's header or context \
+                                     ({present} bytes present; {}): {present} bytes ignored",
+                                    cut_reason(&e)
+                                ),
+                            },
+                        });
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
         };
         match &first {
             None => {
@@ -628,6 +765,13 @@ fn scan_from(
             }
             Some(_) => {}
         }
+        if info.packet_bits > (len - off) * 8 {
+            // The file ends inside this packet (only with `cut_ok`).
+            let (end, c) = cut_packet(class, stream, sf, &info, events_at, &mut st);
+            packets.push((off, end));
+            let _ = sf.cut.set(c);
+            break;
+        }
         packets.push((off, info.ts_end.unwrap_or(u64::MAX)));
         let next = off + info.packet_bits / 8;
         // Released in batches, as a cursor does (each release interrupts
@@ -639,11 +783,89 @@ fn scan_from(
         off = next;
     }
     let _ = sf.packets.set(packets.into_boxed_slice());
-    first.ok_or_else(|| Error::Stream {
-        path: sf.path.clone(),
-        offset: 0,
-        msg: "stream file holds no packet".into(),
-    })
+    match (first, sf.cut.get()) {
+        (Some(f), _) => Ok(Some(f)),
+        (None, Some(_)) => Ok(None),
+        (None, None) => Err(no_packet(sf)),
+    }
+}
+
+/// What a cut decoding error says was missing, without its offset.
+fn cut_reason(e: &Error) -> String {
+    match e {
+        Error::Decode { err, .. } => err.kind.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The packet at `info.offset` of `sf`, larger than what is left of the
+/// file: its events wholly before the end of the file, and what to report.
+/// Returns the packet's end time for the seek table (the time of its last
+/// complete event; its beginning when it has none) and the cut.
+fn cut_packet(
+    class: &TraceClass,
+    stream: usize,
+    sf: &StreamFile,
+    info: &PacketInfo,
+    events_at: u64,
+    st: &mut State,
+) -> (u64, FileCut) {
+    let len = sf.data().len() as u64;
+    let off = info.offset;
+    let content_end = off * 8 + info.content_bits;
+    let end = content_end.min(len * 8);
+    let done = crate::stream::complete_events(class, stream, sf, info, events_at, end, st);
+    let (present, declared) = (len - off, info.packet_bits / 8);
+    let head = format!(
+        "the file ends {} bytes before the end of this packet ({present} of its {declared} bytes are present)",
+        declared - present
+    );
+    let (events_end, msg) = match &done.stop {
+        Some(e) if crate::stream::is_cut_error(e) => {
+            let ignored = (len * 8 - done.end) / 8;
+            (
+                done.end,
+                format!(
+                    "{head}: read up to its last complete event, which ends at byte {} \
+                     ({} events of this packet); the next event is cut ({}): {ignored} bytes ignored",
+                    done.end.div_ceil(8),
+                    done.count,
+                    cut_reason(e)
+                ),
+            )
+        }
+        // Bytes that are wrong in themselves: the cursor meets the same
+        // error, which stops the reading as in any malformed packet.
+        Some(_) => (end, head),
+        None if end < content_end => (
+            end,
+            format!(
+                "{head}: its {} events before the cut were read; the events after it are missing",
+                done.count
+            ),
+        ),
+        None => (
+            end,
+            format!("{head}: only its padding is missing, after its last event; no event is lost"),
+        ),
+    };
+    let table_end = done
+        .last_ts
+        .or(info.ts_begin)
+        .or(info.ts_end)
+        .unwrap_or(u64::MAX);
+    (
+        table_end,
+        FileCut {
+            packet: off,
+            events_end: Some(events_end),
+            damage: crate::Damage {
+                path: sf.path.clone(),
+                offset: off,
+                msg,
+            },
+        },
+    )
 }
 
 /// The stream class (index into `class.streams`) a packet belongs to, from

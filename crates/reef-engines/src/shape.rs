@@ -60,8 +60,9 @@ pub fn check(src: Source, workers: usize) -> (Vec<TraceShape>, Option<Error>) {
         .collect();
     let trace_of = src.trace_of.clone();
     // Reading to the end of a capture cut inside a record is an error;
-    // a window with an end may stop before the cut.
-    let cut = src.cut().filter(|_| !src.has_end()).map(|c| c.error());
+    // a window with an end may stop before the cut. Damaged inputs are
+    // reported whatever the window.
+    let (ending, has_end) = (src.ending().clone(), src.has_end());
     let mut src = match src.scan_streams(workers) {
         Ok(scans) => {
             let mut first_err: Option<(i64, Error)> = None;
@@ -78,7 +79,7 @@ pub fn check(src: Source, workers: usize) -> (Vec<TraceShape>, Option<Error>) {
                     }
                 }
             }
-            let err = first_err.map(|(_, e)| e).or(cut.map(Error::from));
+            let err = ending.error(first_err.map(|(_, e)| e), has_end);
             return (shapes, err);
         }
         Err(src) => src,

@@ -56,7 +56,7 @@ pub use reef_ctf::Item;
 pub use reef_iter::time::TimeSpec;
 pub use reef_iter::TraceLabel;
 pub use scan::StreamScan;
-pub use source::{Msg, Progress, ReadOptions, Source, Streams};
+pub use source::{Ending, Msg, Progress, ReadOptions, Source, Streams};
 
 // A `Source` moves between threads (a server's worker, a Python object):
 // this stops compiling if it no longer can.

@@ -95,10 +95,58 @@ pub struct Streams {
     pub trace_of: Vec<usize>,
     /// The window, in ns from the clock's origin (inclusive).
     pub window: (i64, i64),
-    /// The error [`Source::next`] gives once every stream has ended,
-    /// unless a message after the window's end stopped the reading first:
-    /// a capture cut inside a record.
-    pub cut: Option<Error>,
+    /// What the reading reports when it ends, as [`Source::next`] does.
+    pub ending: Ending,
+}
+
+/// What a reading reports when it ends: the damage of its inputs, which
+/// [`Source::next`] (and every reader of [`Streams`]) gives as an error
+/// after everything before the damage (see [`reef_ctf::Damage`]).
+#[derive(Debug, Clone, Default)]
+pub struct Ending {
+    /// A capture cut inside a record: reported when the reading gets to
+    /// the end of the streams, not when the window's end stops it first.
+    pub cut: Option<reef_ctf::Damage>,
+    /// Stream files cut inside a packet, metadata cut inside a
+    /// declaration: always reported (whatever the window, the inputs
+    /// are damaged).
+    pub damage: Vec<reef_ctf::Damage>,
+}
+
+impl Ending {
+    /// The inputs' damage, as [`Source::damage`] lists it.
+    pub fn of(traces: &[Arc<Trace>]) -> Ending {
+        Ending {
+            cut: traces.iter().find_map(|t| t.cut.clone()),
+            damage: traces
+                .iter()
+                .flat_map(|t| t.damage.iter().cloned())
+                .collect(),
+        }
+    }
+
+    /// The error a reading ends with: `stop`, the error that stopped it
+    /// (if any), else the capture's cut unless `past_end` (a message after
+    /// the window's end stopped the reading), with the inputs' damage.
+    /// `None`: the inputs were read whole.
+    pub fn error(&self, stop: Option<Error>, past_end: bool) -> Option<Error> {
+        let cut = match stop {
+            Some(e) => return Some(self.stopped(e)),
+            None if past_end => None,
+            None => self.cut.as_ref().map(|c| c.error()),
+        };
+        reef_ctf::Error::with_damage(cut, &self.damage).map(Error::Trace)
+    }
+
+    /// `stop`, an error that stopped the reading, with the inputs' damage.
+    pub fn stopped(&self, stop: Error) -> Error {
+        match stop {
+            Error::Trace(e) => Error::Trace(e.and_damage(&self.damage)),
+            // Not a trace's error (none comes up once the reading
+            // started): as it is.
+            other => other,
+        }
+    }
 }
 
 /// Every stream of every trace, merged in time order and trimmed.
@@ -115,6 +163,7 @@ pub struct Source {
     window: Option<(i64, i64)>,
     filter: Option<Filter>,
     finished: bool,
+    ending: Ending,
 }
 
 impl Source {
@@ -157,7 +206,9 @@ impl Source {
             window: None,
             filter: None,
             finished: false,
+            ending: Ending::default(),
         };
+        src.ending = Ending::of(&src.traces);
         if let Some(text) = &opts.filter {
             let f =
                 reef_filter::EventFilter::new(text).map_err(|err| reef_filter::LocatedError {
@@ -179,6 +230,19 @@ impl Source {
     /// Where an input ends inside a record (see [`reef_ctf::capture::Cut`]).
     pub fn cut(&self) -> Option<&reef_ctf::capture::Cut> {
         self.traces.iter().find_map(|t| t.cut.as_ref())
+    }
+
+    /// Where the inputs are damaged (stream files cut inside a packet,
+    /// metadata cut inside a declaration; not a capture's cut): the
+    /// reading delivers what lies before and ends with an error that
+    /// reports these (see [`Ending`]).
+    pub fn damage(&self) -> &[reef_ctf::Damage] {
+        &self.ending.damage
+    }
+
+    /// What the reading reports when it ends.
+    pub fn ending(&self) -> &Ending {
+        &self.ending
     }
 
     /// The cursors of every stream (packet counts, for instance).
@@ -254,23 +318,31 @@ impl Source {
 
     /// The next message in time order, or `None` at the end. A capture cut
     /// inside a record is an error once everything before the cut has
-    /// been returned.
+    /// been returned; so is a damaged input (see [`Source::damage`]), and
+    /// an error that stops the reading names the damage too.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Msg<'_>>, Error> {
         if self.window.is_none() {
-            self.start()?;
+            if let Err(e) = self.start() {
+                self.finished = true;
+                return Err(self.ending.stopped(e));
+            }
         }
         let (b, e) = self.window.unwrap_or((i64::MIN, i64::MAX));
         loop {
             if self.finished {
                 return Ok(None);
             }
-            let Some(i) = self.mux.next()? else {
+            let next = match self.mux.next() {
+                Ok(n) => n,
+                Err(err) => {
+                    self.finished = true;
+                    return Err(self.ending.stopped(err.into()));
+                }
+            };
+            let Some(i) = next else {
                 self.finished = true;
-                return match self.cut() {
-                    Some(c) => Err(c.error().into()),
-                    None => Ok(None),
-                };
+                return self.ending.error(None, false).map_or(Ok(None), Err);
             };
             let ns = self.mux.time_ns(i);
             let item = self.mux.item(i);
@@ -279,7 +351,7 @@ impl Source {
                     // Streams are in time order: nothing later can be in
                     // the window.
                     self.finished = true;
-                    return Ok(None);
+                    return self.ending.error(None, true).map_or(Ok(None), Err);
                 }
                 if ns < b {
                     continue;
@@ -310,7 +382,9 @@ impl Source {
     /// Gives every message to `f` in order, until `f` breaks or the end.
     /// A reading error ends the loop and is returned as `Ok(Some(error))`:
     /// what `f` saw before it stands (a report of the events before a
-    /// damaged packet). An error of `f`'s own stops everything.
+    /// damaged packet). So is the damage of the inputs (see
+    /// [`Source::damage`]), even when `f` breaks. An error of `f`'s own
+    /// stops everything.
     pub fn for_each_message<E>(
         &mut self,
         mut f: impl FnMut(&Msg<'_>) -> Result<ControlFlow<()>, E>,
@@ -319,7 +393,7 @@ impl Source {
             match self.next() {
                 Ok(Some(m)) => {
                     if f(&m)?.is_break() {
-                        return Ok(None);
+                        return Ok(self.ending.error(None, true));
                     }
                 }
                 Ok(None) => return Ok(None),
@@ -404,7 +478,6 @@ impl Source {
     pub fn into_streams(mut self) -> Result<Streams, Error> {
         self.start()?;
         let window = self.window.unwrap_or((i64::MIN, i64::MAX));
-        let cut = self.cut().map(|c| Error::from(c.error()));
         let (cursors, rank, clocks) =
             std::mem::replace(&mut self.mux, Muxer::from_cursors(Vec::new())).into_parts();
         Ok(Streams {
@@ -413,7 +486,7 @@ impl Source {
             clocks,
             trace_of: self.trace_of,
             window,
-            cut,
+            ending: self.ending,
         })
     }
 

@@ -244,6 +244,7 @@ fn start_in(
         class,
         sources: Vec::new(),
         cut: None,
+        damage: Vec::new(),
     });
     let keys = Arc::new(ClassKeys::new(std::slice::from_ref(&trace)));
     // Rows that are the streams themselves, every event kept: each
@@ -512,6 +513,7 @@ impl LiveIndex {
             class,
             sources,
             cut: None,
+            damage: Vec::new(),
         });
         if grown {
             view.set_traces(vec![trace.clone()]);

@@ -669,7 +669,7 @@ pub fn run(
         clocks,
         trace_of,
         window,
-        cut,
+        ending,
     } = streams;
     let n = cursors.len();
     // Every row a stream: no model, no merge needed.
@@ -744,7 +744,7 @@ pub fn run(
             }
             return;
         }
-        apply_all(view, &shared, &trace_of, cut);
+        apply_all(view, &shared, &trace_of, &ending);
         crate::set_mmap_threshold(8 << 20);
         lock(&shared.slots).stop = true;
         shared.cv.notify_all();
@@ -752,7 +752,7 @@ pub fn run(
 }
 
 /// The index thread: each interval's chunks, in order.
-fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read::Error>) {
+fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], ending: &reef_read::Ending) {
     let (n, rank, direct) = (sh.streams.len(), &sh.rank[..], sh.direct);
     let mut since_fit = 0usize;
     let mut past_end = false;
@@ -942,7 +942,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
             let err = chunks[s]
                 .error
                 .take()
-                .map(|e| e.to_string())
+                .map(|e| ending.stopped(e).to_string())
                 .unwrap_or_default();
             b.marks.finish(Phase::Error(err));
             return;
@@ -971,7 +971,7 @@ fn apply_all(view: &View, sh: &Shared, trace_of: &[usize], cut: Option<reef_read
         }
     }
     let Ok(mut b) = view.base.write() else { return };
-    match cut.filter(|_| !past_end) {
+    match ending.error(None, past_end) {
         Some(e) => b.marks.finish(Phase::Error(e.to_string())),
         None => b.marks.finish(Phase::Ready),
     }

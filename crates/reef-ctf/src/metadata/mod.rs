@@ -72,6 +72,151 @@ pub fn read_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
     parse(&text, bo)
 }
 
+/// Where a metadata file is cut, as [`read_metadata_cut`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataCut {
+    /// Byte offset in the file of the declaration the cut falls in (of
+    /// the cut packet, for packetized metadata whose text before the cut
+    /// ends on a whole declaration).
+    pub offset: u64,
+    /// What is missing and what was read.
+    pub msg: String,
+}
+
+/// [`read_metadata`] for a metadata file that may be cut (a trace copied
+/// while being recorded, a full disk, a crash): when its text ends inside
+/// a declaration and the error is that end (the parser or the lexer ran
+/// out of text), the declarations before it are read instead, if they
+/// make a valid trace class on their own; packetized metadata may end
+/// inside a packet. Any other error is [`read_metadata`]'s.
+pub fn read_metadata_cut(bytes: &[u8]) -> Result<(Metadata, Option<MetadataCut>), MetadataError> {
+    let packet_le = packetized::detect(bytes);
+    let (raw, starts, pcut) = match packet_le {
+        Some(le) => {
+            let u = packetized::unpack_cut(bytes, le, true)?;
+            (u.text, u.starts, u.cut)
+        }
+        None => (bytes.to_vec(), vec![(0, 0)], None),
+    };
+    let text = text_of(raw)?;
+    let bo = parser::trace_byte_order(&text);
+    if let Some(le) = packet_le {
+        check_packet_byte_order(&text, bo, le)?;
+    }
+    let packet_msg = pcut.map(|c| {
+        let size = c.size.map_or(String::new(), |n| format!(" of its {n}"));
+        (
+            c.offset as u64,
+            format!(
+                "the file ends inside metadata packet {} ({} bytes{size} present)",
+                c.index, c.present
+            ),
+        )
+    });
+    let e = match parse(&text, bo) {
+        Ok(meta) => {
+            let cut = packet_msg.map(|(offset, m)| MetadataCut {
+                offset,
+                msg: format!(
+                    "{m}; the text before the cut ends on a whole declaration and was read"
+                ),
+            });
+            return Ok((meta, cut));
+        }
+        Err(e) => e,
+    };
+    // The error as it is, naming the packet the file ends inside.
+    let fail = |mut e: MetadataError| {
+        if let Some((_, m)) = &packet_msg {
+            e.message = format!("{} ({m})", e.message);
+        }
+        e
+    };
+    let Some(tail) = cut_tail(&text, &e) else {
+        return Err(fail(e));
+    };
+    let prefix = &text[..tail];
+    let Ok(meta) = parse(prefix, parser::trace_byte_order(prefix)) else {
+        return Err(fail(e));
+    };
+    // The declaration's offset in the file.
+    let first = tail + (text.len() - tail - text[tail..].trim_start().len());
+    let offset = starts
+        .iter()
+        .rev()
+        .find(|&&(t, _)| t <= first)
+        .map_or(first, |&(t, f)| f + (first - t)) as u64;
+    let lines = prefix.lines().count();
+    let mut msg = format!(
+        "the metadata ends inside a declaration ({} at line {}, column {}): read with the declarations before it (lines 1 to {lines})",
+        e.message, e.line, e.column
+    );
+    if let Some((_, m)) = packet_msg {
+        msg = format!("{m}; {msg}");
+    }
+    Ok((meta, Some(MetadataCut { offset, msg })))
+}
+
+/// When `e`, the error parsing `text`, comes from `text` ending inside a
+/// top-level declaration: the byte offset where that declaration starts
+/// (after the `;` of the last whole one). The parser or the lexer must
+/// have failed on the text's end: at or after its last token, or on an
+/// unterminated literal or comment, or on its last line.
+fn cut_tail(text: &str, e: &MetadataError) -> Option<usize> {
+    use lexer::{Tok, P};
+    let mut depth = 0i64;
+    let mut last_semi: Option<(u32, u32)> = None;
+    let mut last: Option<(u32, u32)> = None;
+    // Tokens after the last top-level ';'.
+    let mut tail = false;
+    for t in lexer::tokens(text) {
+        let at = (t.line, t.col);
+        last = Some(at);
+        match t.tok {
+            Tok::Punct(P::LBrace | P::LParen | P::LBracket) => depth += 1,
+            Tok::Punct(P::RBrace | P::RParen | P::RBracket) => depth -= 1,
+            Tok::Punct(P::Semi) if depth == 0 => {
+                last_semi = Some(at);
+                tail = false;
+                continue;
+            }
+            _ => {}
+        }
+        tail = true;
+    }
+    let lexes = lexer::lexes(text);
+    if !tail && lexes {
+        // The text ends after a whole declaration: no sign of a cut.
+        return None;
+    }
+    let byte_of = |(line, col): (u32, u32)| -> usize {
+        let start = match line {
+            0 | 1 => 0,
+            l => text
+                .match_indices('\n')
+                .nth(l as usize - 2)
+                .map_or(text.len(), |(i, _)| i + 1),
+        };
+        text[start..]
+            .char_indices()
+            .nth(col.saturating_sub(1) as usize)
+            .map_or(text.len(), |(i, _)| start + i)
+    };
+    let at_end = if lexes {
+        last.is_some_and(|l| (e.line, e.column) >= l)
+    } else {
+        // The lexical error (it wins over any parse error).
+        e.message.starts_with("unterminated")
+            || !text[byte_of((e.line, e.column))..]
+                .trim_end()
+                .contains('\n')
+    };
+    if !at_end {
+        return None;
+    }
+    Some(last_semi.map_or(0, |at| byte_of(at) + 1))
+}
+
 /// The TSDL text of a metadata file and, for packetized metadata, whether
 /// its packets are little-endian.
 fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
@@ -80,6 +225,11 @@ fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
         Some(le) => packetized::unpack(bytes, le)?,
         None => bytes.to_vec(),
     };
+    Ok((text_of(raw)?, packet_le))
+}
+
+/// Metadata bytes as text: no NUL allowed, invalid UTF-8 replaced.
+fn text_of(raw: Vec<u8>) -> Result<String, MetadataError> {
     if let Some(p) = memchr::memchr(0, &raw) {
         let before = &raw[..p];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -97,11 +247,10 @@ fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
             message: "metadata contains a NUL character".into(),
         });
     }
-    let text = match String::from_utf8(raw) {
+    Ok(match String::from_utf8(raw) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    Ok((text, packet_le))
+    })
 }
 
 /// Packetized metadata is written in the trace's byte order: checks that

@@ -39,19 +39,58 @@ fn rd_u32(b: &[u8], off: usize, le: bool) -> Option<u32> {
     })
 }
 
+/// Where packetized metadata is cut: the file ends inside a packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PacketCut {
+    /// The packet's index and byte offset in the file.
+    pub index: usize,
+    pub offset: usize,
+    /// Bytes of it in the file, and its size (the packet header's, when
+    /// the header is whole).
+    pub present: usize,
+    pub size: Option<usize>,
+}
+
+/// The payloads of packetized metadata, concatenated.
+pub(crate) struct Unpacked {
+    pub text: Vec<u8>,
+    /// Where each packet's payload starts: (offset in `text`, offset in
+    /// the file).
+    pub starts: Vec<(usize, usize)>,
+    /// With `cut_ok`: where the file ends inside a packet (the bytes of
+    /// its payload before the cut are in `text`).
+    pub cut: Option<PacketCut>,
+}
+
 /// Concatenates the payloads of every packet of packetized metadata.
 pub(crate) fn unpack(bytes: &[u8], le: bool) -> Result<Vec<u8>, MetadataError> {
+    unpack_cut(bytes, le, false).map(|u| u.text)
+}
+
+/// [`unpack`]; with `cut_ok`, a file that ends inside a packet (its
+/// header, or its content) is no error: [`Unpacked::cut`] says where.
+pub(crate) fn unpack_cut(bytes: &[u8], le: bool, cut_ok: bool) -> Result<Unpacked, MetadataError> {
     // The payloads are most of the bytes, unless packets are padded.
     let mut out = Vec::with_capacity(bytes.len());
+    let mut starts = Vec::new();
+    let mut cut = None;
     let mut off = 0usize;
     let mut uuid: Option<[u8; 16]> = None;
     let mut index = 0usize;
     while off < bytes.len() {
         let at = |m: &str| perr(format!("metadata packet {index} (at byte {off}): {m}"));
-        let hdr = bytes
-            .get(off..)
-            .and_then(|b| b.get(..HEADER_LEN))
-            .ok_or_else(|| at("truncated packet header"))?;
+        let Some(hdr) = bytes.get(off..).and_then(|b| b.get(..HEADER_LEN)) else {
+            if cut_ok {
+                cut = Some(PacketCut {
+                    index,
+                    offset: off,
+                    present: bytes.len() - off,
+                    size: None,
+                });
+                break;
+            }
+            return Err(at("truncated packet header"));
+        };
         let magic = rd_u32(hdr, 0, le).ok_or_else(|| at("truncated packet header"))?;
         if magic != MAGIC {
             let swapped = rd_u32(hdr, 0, !le) == Some(MAGIC);
@@ -93,14 +132,31 @@ pub(crate) fn unpack(bytes: &[u8], le: bool) -> Result<Vec<u8>, MetadataError> {
         if packet < content {
             return Err(at("content size is larger than the packet size"));
         }
-        let payload = bytes
+        starts.push((out.len(), off + HEADER_LEN));
+        match bytes
             .get(off + HEADER_LEN..)
             .and_then(|b| b.get(..content - HEADER_LEN))
-            .ok_or_else(|| at("content extends past the end of the metadata file"))?;
-        out.extend_from_slice(payload);
+        {
+            Some(payload) => out.extend_from_slice(payload),
+            None if cut_ok => {
+                out.extend_from_slice(&bytes[off + HEADER_LEN..]);
+                cut = Some(PacketCut {
+                    index,
+                    offset: off,
+                    present: bytes.len() - off,
+                    size: Some(packet),
+                });
+                break;
+            }
+            None => return Err(at("content extends past the end of the metadata file")),
+        }
         // The last packet's padding may be missing from the file.
         off = off.saturating_add(packet);
         index += 1;
     }
-    Ok(out)
+    Ok(Unpacked {
+        text: out,
+        starts,
+        cut,
+    })
 }
