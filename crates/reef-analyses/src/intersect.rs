@@ -3,7 +3,8 @@
 //! the latest first-packet beginning to the earliest last-packet end, so
 //! that no CPU's state is guessed while another's stream has no data yet.
 //!
-//! Only packet headers and contexts are read, one per packet.
+//! Only packet headers and contexts are read, one per packet. A stream
+//! whose file is cut inside a packet ends at its last complete event.
 
 use std::sync::Arc;
 
@@ -30,7 +31,14 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
             let mut first: Option<u64> = None;
             let mut last: Option<u64> = None;
             for f in &src.files {
-                let len = f.data().len() as u64;
+                let len = f.end();
+                // A stream file cut inside a packet ends with its last
+                // complete event (see `reef_ctf::FileCut`): the packet's
+                // end time speaks of events that are not there.
+                let cut_end = f
+                    .cut
+                    .get()
+                    .and_then(|c| Some((c.packet, f.packets.get()?.last()?.1)));
                 let mut off = 0u64;
                 while off < len {
                     // A malformed packet ends the scan of this stream: the
@@ -52,8 +60,10 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
                     if first.is_none() {
                         first = info.ts_begin;
                     }
-                    if info.ts_end.is_some() {
-                        last = info.ts_end;
+                    match cut_end {
+                        Some((at, end)) if at == off && end != u64::MAX => last = Some(end),
+                        _ if info.ts_end.is_some() => last = info.ts_end,
+                        _ => {}
                     }
                     let step = info.packet_bits / 8;
                     if step == 0 {

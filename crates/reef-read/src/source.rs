@@ -275,7 +275,7 @@ impl Source {
             .iter()
             .flat_map(|t| t.sources.iter())
             .flat_map(|s| s.files.iter())
-            .map(|f| f.data().len() as u64)
+            .map(|f| f.end())
             .sum();
         let done = Arc::new(AtomicU64::new(0));
         self.mux.set_progress(&done);
