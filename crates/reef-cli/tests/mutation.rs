@@ -7,11 +7,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
-use reef_ctf::{Item, Trace};
-use reef_iter::Muxer;
-use reef_print::{Options, Pretty, TraceLabel};
+use reef_ctf::Item;
+use reef_print::{Options, Pretty};
 
 /// Counts live and peak heap bytes.
 struct Counting;
@@ -67,12 +65,14 @@ fn conformance() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
 }
 
-/// Reads every trace under `dir` as `reef print` does, output discarded.
-/// Returns the number of events printed, or the error message.
+/// Reads every trace under `dir` as `reef print -j 1` does (through
+/// `reef_read::Source`, so that a damaged trace is read up to its damage
+/// and reported at the end), output discarded. Returns the number of
+/// events printed, or the error message.
 fn read_all(dir: &Path) -> Result<u64, String> {
-    let traces: Vec<Arc<Trace>> =
-        reef_iter::open_traces(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
-    let mut mux = Muxer::new(&traces);
+    let mut opts = reef_read::ReadOptions::new([dir.to_path_buf()]);
+    opts.workers = Some(1);
+    let mut src = reef_read::Source::open(&opts).map_err(|e| e.to_string())?;
     let mut pretty = Pretty::new(Options {
         clock: reef_print::ClockOptions {
             delta: true,
@@ -80,17 +80,16 @@ fn read_all(dir: &Path) -> Result<u64, String> {
         },
         ..Default::default()
     });
-    let label = TraceLabel::default();
     let mut buf = Vec::new();
     let mut n = 0;
-    while let Some(i) = mux.next().map_err(|e| e.to_string())? {
+    while let Some(m) = src.next().map_err(|e| e.to_string())? {
         buf.clear();
-        match mux.item(i) {
+        match m.item {
             Item::Event => {
-                pretty.event(&mut buf, &label, mux.cursor(i), mux.time_ns(i));
+                pretty.event(&mut buf, m.label, m.cursor, m.ns);
                 n += 1;
             }
-            other => pretty.discarded(&mut buf, &label, mux.cursor(i), other, false),
+            other => pretty.discarded(&mut buf, m.label, m.cursor, other, false),
         }
     }
     Ok(n)
