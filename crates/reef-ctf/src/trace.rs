@@ -736,7 +736,7 @@ fn scan_from(
                                 offset: off,
                                 msg: format!(
                                     "the file ends inside this packet's header or context \
-                                     ({present} bytes present; {}): {present} bytes ignored",
+                                     ({} at the end of the file): ignored its {present} bytes",
                                     cut_reason(&e)
                                 ),
                             },
@@ -792,8 +792,18 @@ fn scan_from(
 
 /// What a cut decoding error says was missing, without its offset.
 fn cut_reason(e: &Error) -> String {
+    use crate::decode::DecodeErrorKind as K;
     match e {
-        Error::Decode { err, .. } => err.kind.to_string(),
+        Error::Decode { err, .. } => match &err.kind {
+            K::Truncated { needed, available } => {
+                format!("a field of {needed} bits, {available} left")
+            }
+            K::UnterminatedString => "a string without its terminating NUL".into(),
+            K::LengthTooLarge { len, available } => {
+                format!("an array or sequence of {len} elements, {available} bits left")
+            }
+            other => other.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -817,36 +827,34 @@ fn cut_packet(
     let done = crate::stream::complete_events(class, stream, sf, info, events_at, end, st);
     let (present, declared) = (len - off, info.packet_bits / 8);
     let head = format!(
-        "the file ends {} bytes before the end of this packet ({present} of its {declared} bytes are present)",
+        "the file ends inside this packet: {present} of its {declared} bytes are present, {} missing",
         declared - present
     );
     let (events_end, msg) = match &done.stop {
-        Some(e) if crate::stream::is_cut_error(e) => {
-            let ignored = (len * 8 - done.end) / 8;
-            (
-                done.end,
-                format!(
-                    "{head}: read up to its last complete event, which ends at byte {} \
-                     ({} events of this packet); the next event is cut ({}): {ignored} bytes ignored",
-                    done.end.div_ceil(8),
-                    done.count,
-                    cut_reason(e)
-                ),
-            )
-        }
+        Some(e) if crate::stream::is_cut_error(e) => (
+            done.end,
+            format!(
+                "{head}; read up to its last complete event ({} events of this packet, up to byte {}); \
+                 ignored the {} bytes after it, an incomplete event ({} at the end of the file)",
+                done.count,
+                done.end.div_ceil(8),
+                (len * 8 - done.end) / 8,
+                cut_reason(e)
+            ),
+        ),
         // Bytes that are wrong in themselves: the cursor meets the same
         // error, which stops the reading as in any malformed packet.
         Some(_) => (end, head),
         None if end < content_end => (
             end,
             format!(
-                "{head}: its {} events before the cut were read; the events after it are missing",
+                "{head}; read its {} events, the last one ending at the end of the file; the events after it are missing",
                 done.count
             ),
         ),
         None => (
             end,
-            format!("{head}: only its padding is missing, after its last event; no event is lost"),
+            format!("{head}; only its padding is missing: all its {} events were read", done.count),
         ),
     };
     let table_end = done

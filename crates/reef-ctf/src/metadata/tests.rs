@@ -1,6 +1,6 @@
 //! Focused, data-driven tests of the TSDL parser.
 
-use super::{metadata_text, parse_metadata, MetadataError};
+use super::{metadata_text, parse_metadata, read_metadata, read_metadata_cut, MetadataError};
 use crate::model::*;
 
 /// Three lines: a trace block and two integer aliases.
@@ -900,5 +900,117 @@ fn mutations_do_not_panic() {
         if let Ok(text) = metadata_text(&m) {
             let _ = parse_metadata(&text);
         }
+    }
+}
+
+/// Metadata cut inside a declaration (a trace copied while recording, a
+/// full disk): read with the declarations before the cut when the error is
+/// the text's end, and only then.
+#[test]
+fn metadata_cut_inside_a_declaration() {
+    let whole = format!(
+        "/* CTF 1.8 */\n{HDR}stream {{ event.header := struct {{ u8 id; }}; }};\n\
+         event {{ name = \"first\"; id = 0; fields := struct {{ u8 a; }}; }};\n\
+         /* the second event */\n\
+         event {{ name = \"second\"; id = 1; fields := struct {{ u8 b; s8 c; }}; }};\n"
+    );
+    let second = whole.find("/* the second").unwrap();
+    let decl = whole.find("event { name = \"second").unwrap();
+    let names = |md: &Metadata| -> Vec<String> {
+        md.streams[0]
+            .events
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    // Whole: no cut.
+    let (md, cut) = read_metadata_cut(whole.as_bytes()).unwrap();
+    assert_eq!((names(&md).len(), cut), (2, None));
+    // Inside the second event: in its name (a string), after `fields`, in
+    // a member's type name, before its final `;`.
+    for needle in ["\"seco", "fields :", "s8", "}; }", "}; };"] {
+        let at = decl + whole[decl..].find(needle).unwrap() + needle.len() - 1;
+        let text = &whole[..at];
+        assert!(read_metadata(text.as_bytes()).is_err(), "cut at {at}");
+        let (md, cut) = read_metadata_cut(text.as_bytes())
+            .unwrap_or_else(|e| panic!("cut at {at} ({needle}): {e}"));
+        assert_eq!(names(&md), ["first"], "cut at {at}");
+        let cut = cut.unwrap();
+        assert_eq!(cut.offset, second as u64, "cut at {at}: {}", cut.msg);
+        assert!(
+            cut.msg
+                .starts_with("the metadata ends inside a declaration ("),
+            "{}",
+            cut.msg
+        );
+        assert!(
+            cut.msg
+                .contains("read with the declarations before it (lines 1 to 6)"),
+            "{}",
+            cut.msg
+        );
+    }
+    // Inside the comment before it: an unterminated comment.
+    let (md, cut) = read_metadata_cut(whole[..second + 6].as_bytes()).unwrap();
+    assert_eq!(names(&md), ["first"]);
+    assert!(cut.unwrap().msg.contains("unterminated comment"));
+    // Between two declarations: a valid metadata, nothing to report.
+    let (md, cut) = read_metadata_cut(whole[..second].as_bytes()).unwrap();
+    assert_eq!((names(&md), cut), (vec!["first".to_string()], None));
+    // Inside the trace block: nothing before it makes a trace, the
+    // error is the parser's.
+    let at = whole.find("minor").unwrap();
+    let e = read_metadata_cut(whole[..at].as_bytes()).unwrap_err();
+    assert!(e.message.contains("found end of metadata"), "{e}");
+    // A syntax error that is not the end of the text stays an error, even
+    // in the last declaration.
+    let bad = whole.replace("s8 c;", "s8 c c;");
+    assert!(read_metadata_cut(bad.as_bytes()).is_err());
+    let bad_then_cut = whole.replace("u8 a;", "u8 ] a;");
+    let at = bad_then_cut.find("s8 c").unwrap();
+    assert!(read_metadata_cut(bad_then_cut[..at].as_bytes()).is_err());
+    // Packetized metadata cut inside a packet's content, then inside a
+    // packet's header.
+    for le in [true, false] {
+        let text = whole.replace(
+            "byte_order = le",
+            if le {
+                "byte_order = le"
+            } else {
+                "byte_order = be"
+            },
+        );
+        let bytes = packetize(&text, 64, 5, le, (1, 8));
+        let in_second = text.find("s8 c").unwrap();
+        // Packet k holds text[64k..64(k+1)], at byte k * (37 + 64 + 5).
+        let k = in_second / 64;
+        let file_at = k * 106 + 37 + in_second % 64;
+        let (md, cut) = read_metadata_cut(&bytes[..file_at]).unwrap();
+        assert_eq!(names(&md), ["first"]);
+        let cut = cut.unwrap();
+        let size = 37 + (text.len() - 64 * k).min(64) + 5;
+        assert!(
+            cut.msg.starts_with(&format!(
+                "the file ends inside metadata packet {k} ({} bytes of its {size} present); the metadata ends inside a declaration",
+                file_at - k * 106
+            )),
+            "{}",
+            cut.msg
+        );
+        let decl_at = text.find("/* the second").unwrap();
+        assert_eq!(cut.offset as usize, decl_at / 64 * 106 + 37 + decl_at % 64);
+        // The file ends inside the header of the packet after the one
+        // that ends the first event's declaration: the text before it.
+        let first_end = text.find("/* the second").unwrap();
+        let k = first_end.div_ceil(64);
+        if first_end % 64 == 0 {
+            continue;
+        }
+        let (md, cut) = read_metadata_cut(&bytes[..k * 106 + 20]).unwrap();
+        assert_eq!(names(&md), ["first"]);
+        assert!(cut
+            .unwrap()
+            .msg
+            .contains(&format!("metadata packet {k} (20 bytes present)")));
     }
 }
