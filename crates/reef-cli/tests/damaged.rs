@@ -263,7 +263,7 @@ fn details(dir: &Path) -> (Vec<(String, usize, String)>, HashMap<String, usize>)
     let mut stream_file: HashMap<String, String> = HashMap::new();
     let mut packets: HashMap<String, usize> = HashMap::new();
     let mut events = Vec::new();
-    let mut it = text.lines().peekable();
+    let mut it = text.lines();
     while let Some(l) = it.next() {
         let Some(rest) = l.strip_prefix("{Trace ") else {
             continue;
@@ -274,7 +274,7 @@ fn details(dir: &Path) -> (Vec<(String, usize, String)>, HashMap<String, usize>)
             .expect("stream id");
         let Some(kind) = it.next() else { break };
         if kind == "Stream beginning:" {
-            while let Some(l) = it.next() {
+            for l in it.by_ref() {
                 if let Some(p) = l.trim_start().strip_prefix("Name: ") {
                     let name = Path::new(p).file_name().unwrap().to_string_lossy();
                     stream_file.insert(stream.clone(), name.into_owned());

@@ -50,19 +50,21 @@ fn golden_index() {
             }
             continue;
         }
-        if exit != "0" && !ok_exit && out.stdout.len() > expected.len() {
-            if out.stdout.starts_with(&expected) {
-                let more = out.stdout[expected.len()..]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
-                let why = String::from_utf8_lossy(&out.stderr);
-                more_than_babeltrace2.push(format!(
-                    "{what}: {more} more lines; reef: {}",
-                    why.trim_end()
-                ));
-                continue;
-            }
+        if exit != "0"
+            && !ok_exit
+            && out.stdout.len() > expected.len()
+            && out.stdout.starts_with(&expected)
+        {
+            let more = out.stdout[expected.len()..]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let why = String::from_utf8_lossy(&out.stderr);
+            more_than_babeltrace2.push(format!(
+                "{what}: {more} more lines; reef: {}",
+                why.trim_end()
+            ));
+            continue;
         }
         if ok_exit != (exit == "0") {
             failures.push(format!(

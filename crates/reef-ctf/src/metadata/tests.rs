@@ -951,16 +951,16 @@ fn metadata_cut_inside_a_declaration() {
         );
     }
     // Inside the comment before it: an unterminated comment.
-    let (md, cut) = read_metadata_cut(whole[..second + 6].as_bytes()).unwrap();
+    let (md, cut) = read_metadata_cut(&whole.as_bytes()[..second + 6]).unwrap();
     assert_eq!(names(&md), ["first"]);
     assert!(cut.unwrap().msg.contains("unterminated comment"));
     // Between two declarations: a valid metadata, nothing to report.
-    let (md, cut) = read_metadata_cut(whole[..second].as_bytes()).unwrap();
+    let (md, cut) = read_metadata_cut(&whole.as_bytes()[..second]).unwrap();
     assert_eq!((names(&md), cut), (vec!["first".to_string()], None));
     // Inside the trace block: nothing before it makes a trace, the
     // error is the parser's.
     let at = whole.find("minor").unwrap();
-    let e = read_metadata_cut(whole[..at].as_bytes()).unwrap_err();
+    let e = read_metadata_cut(&whole.as_bytes()[..at]).unwrap_err();
     assert!(e.message.contains("found end of metadata"), "{e}");
     // A syntax error that is not the end of the text stays an error, even
     // in the last declaration.
@@ -968,7 +968,7 @@ fn metadata_cut_inside_a_declaration() {
     assert!(read_metadata_cut(bad.as_bytes()).is_err());
     let bad_then_cut = whole.replace("u8 a;", "u8 ] a;");
     let at = bad_then_cut.find("s8 c").unwrap();
-    assert!(read_metadata_cut(bad_then_cut[..at].as_bytes()).is_err());
+    assert!(read_metadata_cut(&bad_then_cut.as_bytes()[..at]).is_err());
     // Packetized metadata cut inside a packet's content, then inside a
     // packet's header.
     for le in [true, false] {
