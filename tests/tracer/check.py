@@ -565,6 +565,81 @@ def fatal_signal_writes_the_trace_then_the_program_handler_runs():
 
 
 @test
+def recover_reports_damaged_input_and_never_panics():
+    """reef recover on rings and stream files with flipped bytes, zeroed
+    ranges or cut short: exit 0 with a trace babeltrace2 reads, or exit 1
+    with a message; never a panic."""
+    import random
+    import shutil
+    seed = int(os.environ.get("REEF_CRASH_SEED", "2611"))
+    rnd = random.Random(seed)
+    env = dict(CRASH_ENV, REEF_CRASH_SAFE="1")
+    trace, rc, err, _, _ = crash_run("fuzz", ["run"], env, kill_after=0.05)
+    check(rc == -9, "not killed: %d %s" % (rc, err[-300:]))
+    files = [os.path.join(".reef-rings", f) for f in os.listdir(os.path.join(trace, ".reef-rings"))]
+    files += [f for f in os.listdir(trace) if f.startswith("stream_")] + ["metadata"]
+    ok = failed = damaged = meta_refused = 0
+    meta_example = None
+    for k in range(200):
+        copy = work("crash-fuzz-%d" % k)
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(trace, copy)
+        name = rnd.choice(files)
+        path = os.path.join(copy, name)
+        data = bytearray(open(path, "rb").read())
+        how = rnd.choice(["flip", "flip", "zero", "cut"])
+        if how == "flip":
+            # Mostly where the structure is: headers and contexts.
+            for _ in range(rnd.randint(1, 8)):
+                at = rnd.randrange(min(len(data), 4096 + 128) if rnd.random() < 0.7 else len(data))
+                data[at] ^= 1 << rnd.randrange(8)
+        elif how == "zero":
+            at = rnd.randrange(len(data))
+            n = rnd.randint(1, 256)
+            data[at:at + n] = bytes(len(data[at:at + n]))
+        else:
+            del data[rnd.randrange(len(data)):]
+        open(path, "wb").write(bytes(data))
+        out = copy + "-recovered"
+        p = run([ARGS.reef, "recover", copy, "-o", out], ok=False)
+        e = p.stderr.decode(errors="replace")
+        what = "seed %d, case %d (%s %s)" % (seed, k, how, name)
+        check("panicked" not in e and p.returncode in (0, 1),
+              "%s: exit %d\n%s" % (what, p.returncode, e[-800:]))
+        if p.returncode == 0 or "reef recover: damaged data: " in e:
+            # A trace written (what was damaged left out, and said so):
+            # babeltrace2 reads it.
+            bt_rc, _, bt_err = bt2(out)
+            if bt_rc != 0 and name == "metadata":
+                # The metadata is copied as it is: babeltrace2 must refuse
+                # the damaged input's metadata too.
+                in_rc = bt2(copy)[0]
+                check(in_rc != 0, "%s: babeltrace2 reads the input, not reef recover's output:\n%s"
+                      % (what, bt_err[-800:]))
+                meta_refused += 1
+                if not meta_example:
+                    import difflib
+                    orig = open(os.path.join(trace, "metadata"), errors="replace").read().splitlines()
+                    meta_example = [l for l in difflib.ndiff(orig, bytes(data).decode(errors="replace").splitlines())
+                                    if l[:1] in "+-"]
+                shutil.rmtree(copy)
+                shutil.rmtree(out, ignore_errors=True)
+                continue
+            check(bt_rc == 0, "%s: reef recover wrote a trace babeltrace2 cannot read:\n%s\n%s"
+                  % (what, e[-600:], bt_err[-800:]))
+            ok += p.returncode == 0
+            damaged += p.returncode != 0
+        else:
+            check("reef: error:" in e, "%s: exit 1 without an error message" % what)
+            failed += 1
+        shutil.rmtree(copy)
+        shutil.rmtree(out, ignore_errors=True)
+    return ("ok (seed %d: %d recovered, %d with damage left out, %d refused; %d with metadata reef reads and babeltrace2 refuses)"
+            % (seed, ok, damaged, failed, meta_refused)
+            + ("; first: %s" % meta_example if meta_example else ""))
+
+
+@test
 def crash_safe_clean_exit_removes_the_rings():
     plain, _ = record("burst", 100000, env={"REEF_MODE": "block"}, trace_name="burst-plain")
     safe, _ = record("burst", 100000, env={"REEF_MODE": "block", "REEF_CRASH_SAFE": "1"},

@@ -90,17 +90,20 @@ impl Ring {
         }
         let header_size = u32_at(&data, 12) as usize;
         let packet_size = u32_at(&data, 16) as usize;
-        let npackets = u32_at(&data, 20) as usize;
-        if packet_size < 4096 || header_size < 64 {
+        let mut npackets = u32_at(&data, 20) as usize;
+        if !(4096..=1 << 30).contains(&packet_size) || !(64..=1 << 20).contains(&header_size) {
             return Err(bad("packet or header size out of range"));
         }
         let want = header_size as u128 + packet_size as u128 * npackets as u128;
         if (data.len() as u128) < want {
-            return Err(anyhow!(
-                "{}: offset {}: the ring is cut short (expected {want} bytes)",
+            // Cut short (a full disk?): the slots that are all there.
+            let have = data.len().saturating_sub(header_size) / packet_size;
+            eprintln!(
+                "reef recover: {}: offset {}: the ring is cut short (expected {want} bytes): reading its first {have} of {npackets} slots",
                 path.display(),
                 data.len()
-            ));
+            );
+            npackets = have;
         }
         Ok(Some(Ring {
             header_size,
@@ -137,20 +140,47 @@ struct OpenInfo {
 
 /// The complete packets at the start of a stream file; the rest (a packet
 /// cut by the crash) is ignored.
-fn file_packets(path: &Path, uuid: Option<&[u8; 16]>) -> anyhow::Result<(Vec<Packet>, u64)> {
+/// Why the packet header at the start of `p` is not one of stream `id` of
+/// this trace (`None`: it is).
+fn foreign(p: &[u8], uuid: Option<&[u8; 16]>, id: u64) -> Option<&'static str> {
+    if p.len() < HEADER {
+        Some("a packet header cut short")
+    } else if u32_at(p, 0) != MAGIC {
+        Some("no CTF magic number")
+    } else if uuid.is_some_and(|u| &p[OFF_UUID..OFF_UUID + 16] != u) {
+        Some("not the trace's UUID")
+    } else if u32_at(p, OFF_UUID + 16) != 0 || u64_at(p, OFF_INSTANCE_ID) != id {
+        Some("not this stream's ids")
+    } else {
+        None
+    }
+}
+
+/// The complete packets at the start of a stream file, the number of
+/// bytes after them, and why those were left out.
+fn file_packets(
+    path: &Path,
+    uuid: Option<&[u8; 16]>,
+    id: u64,
+) -> anyhow::Result<(Vec<Packet>, u64, Option<String>)> {
     let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
     let mut out = Vec::new();
     let mut at = 0usize;
-    while at + HEADER <= data.len() {
+    let mut why = None;
+    while at < data.len() {
         let p = &data[at..];
+        if let Some(w) = foreign(p, uuid, id) {
+            why = Some(format!("{w} at byte {at}"));
+            break;
+        }
         let size = u64_at(p, OFF_PACKET_SIZE) / 8;
         let content = u64_at(p, OFF_CONTENT_SIZE) / 8;
-        if u32_at(p, 0) != MAGIC
-            || uuid.is_some_and(|u| &p[OFF_UUID..OFF_UUID + 16] != u)
-            || size < HEADER as u64
-            || content > size
-            || size > (data.len() - at) as u64
-        {
+        if size < HEADER as u64 || content != size {
+            why = Some(format!("packet sizes out of range at byte {at}"));
+            break;
+        }
+        if size > p.len() as u64 {
+            why = Some(format!("a packet of {size} bytes cut short at byte {at}"));
             break;
         }
         let size = size as usize;
@@ -161,21 +191,22 @@ fn file_packets(path: &Path, uuid: Option<&[u8; 16]>) -> anyhow::Result<(Vec<Pac
         });
         at += size;
     }
-    Ok((out, (data.len() - at) as u64))
+    Ok((out, (data.len() - at) as u64, why))
 }
 
 /// The ring's packets: closed ones, and the committed part of the open one.
-fn ring_packets(r: &Ring, known_id: &dyn Fn(u64) -> bool) -> (Vec<Packet>, OpenInfo) {
+fn ring_packets(
+    r: &Ring,
+    uuid: Option<&[u8; 16]>,
+    known_id: &dyn Fn(u64) -> bool,
+) -> (Vec<Packet>, OpenInfo) {
     let mut out = Vec::new();
     let mut info = OpenInfo { in_flight: false };
     let mut open: Option<(u64, usize, usize)> = None; // seq, slot, length
     for i in 0..r.npackets {
         let s = r.slot(i);
-        if u32_at(s, 0) != MAGIC
-            || s[OFF_UUID..OFF_UUID + 16] != r.uuid
-            || u64_at(s, OFF_INSTANCE_ID) != r.instance_id
-        {
-            continue; // never used
+        if foreign(s, uuid.or(Some(&r.uuid)), r.instance_id).is_some() {
+            continue; // never used (or damaged)
         }
         let seq = u64_at(s, OFF_SEQ_NUM);
         let content = u64_at(s, OFF_CONTENT_SIZE);
@@ -235,6 +266,19 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let class = reef_ctf::trace::TraceClass::load(dir)?;
+    // The packet layout read below is libreef's.
+    match class.meta.env_get("tracer_name") {
+        Some(reef_ctf::model::EnvValue::Str(t)) if t == "reef" => {}
+        other => bail!(
+            "{}: not a libreef trace (env.tracer_name is {}): reef recover reads libreef's stream files and rings only",
+            meta.display(),
+            match other {
+                Some(reef_ctf::model::EnvValue::Str(t)) => format!("\"{t}\""),
+                Some(reef_ctf::model::EnvValue::Int(i)) => i.to_string(),
+                None => "missing".into(),
+            }
+        ),
+    }
     let known_id = |id: u64| class.streams.iter().any(|s| s.event_by_id(id).is_some());
 
     // Rings, by stream instance id.
@@ -258,7 +302,10 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let uuid = rings.values().next().map(|r| r.uuid);
+    let uuid = class
+        .meta
+        .uuid
+        .or_else(|| rings.values().next().map(|r| r.uuid));
     // Stream files, by instance id.
     let mut files = BTreeMap::new();
     for e in std::fs::read_dir(dir)? {
@@ -282,6 +329,7 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         tid: Option<u32>,
         from_file: usize,
         cut_bytes: u64,
+        cut_why: Option<String>,
         from_ring: usize,
         open: Option<usize>, // index of the open packet in `packets`
         packets: Vec<Packet>,
@@ -289,15 +337,15 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
     }
     let mut made = Vec::new();
     for id in ids {
-        let (mut packets, cut_bytes) = match files.get(&id) {
-            Some(p) => file_packets(p, uuid.as_ref())?,
-            None => (Vec::new(), 0),
+        let (mut packets, cut_bytes, cut_why) = match files.get(&id) {
+            Some(p) => file_packets(p, uuid.as_ref(), id)?,
+            None => (Vec::new(), 0, None),
         };
         let from_file = packets.len();
         let last = packets.last().map(|p| p.seq);
         let (mut from_ring, mut in_flight, mut tid) = (0, false, None);
         if let Some(r) = rings.get(&id) {
-            let (mut rp, info) = ring_packets(r, &known_id);
+            let (mut rp, info) = ring_packets(r, uuid.as_ref(), &known_id);
             rp.retain(|p| last.is_none_or(|l| p.seq > l));
             rp.sort_by_key(|p| p.seq);
             rp.dedup_by_key(|p| p.seq);
@@ -331,6 +379,7 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
             tid,
             from_file,
             cut_bytes,
+            cut_why,
             from_ring,
             open,
             packets,
@@ -345,54 +394,75 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         }
         std::fs::write(&path, all).with_context(|| format!("{}", path.display()))
     };
-    for m in &made {
-        write(m)?;
-    }
 
-    // Decode the result: every event's time, so that each open packet ends
-    // at its last event; and the counts for the report.
-    let mut last_ts: BTreeMap<PathBuf, u64> = BTreeMap::new();
-    let mut events = 0u64;
-    let mut discarded = 0u64;
-    let src = Source::open(&ReadOptions::new([&a.out]))?;
-    let streams = src.into_streams()?;
-    for mut c in streams.cursors {
-        let (mut last, mut path) = (None, None);
-        while let Some(item) = c.next()? {
-            match item {
-                reef_read::Item::Event => {
-                    events += 1;
-                    last = c.event.ts.or(last);
-                    if path.is_none() {
-                        // (The cursor lets go of its file at the end.)
-                        path = c.file_path().map(Path::to_owned);
-                    }
-                }
-                reef_read::Item::DiscardedEvents { count, .. } => discarded += count.unwrap_or(0),
-                reef_read::Item::DiscardedPackets { .. } => {}
+    // Decode what is written, stream by stream: each open packet then ends
+    // at its last event, and a stream whose data is damaged (a packet
+    // that does not decode, or times that go back as babeltrace2's muxer
+    // refuses them) ends before the damaged packet.
+    let mut damaged = Vec::new();
+    let (events, discarded) = loop {
+        for m in &made {
+            write(m)?;
+        }
+        let mut found = Vec::new();
+        let (mut events, mut discarded) = (0u64, 0u64);
+        let streams = Source::open(&ReadOptions::new([&a.out]))?.into_streams()?;
+        for c in streams.cursors {
+            let v = verify(c);
+            events += v.events;
+            discarded += v.discarded;
+            let Some(m) = v
+                .path
+                .as_ref()
+                .and_then(|p| {
+                    p.file_name()?
+                        .to_str()?
+                        .strip_prefix("stream_")?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .and_then(|id| made.iter().position(|m| m.id == id))
+            else {
+                continue;
+            };
+            if let (Some(o), Some(ts)) = (made[m].open, v.last_ts) {
+                let b = &mut made[m].packets[o].bytes;
+                let begin = u64_at(b, OFF_TS_BEGIN);
+                put_u64(b, OFF_TS_END, ts.max(begin));
+            }
+            if let Some((offset, what)) = v.damage {
+                found.push((m, offset, what));
             }
         }
-        if let (Some(p), Some(ts)) = (path, last) {
-            last_ts.insert(p, ts);
+        if found.is_empty() {
+            for m in &made {
+                write(m)?; // the open packets' end times
+            }
+            break (events, discarded);
         }
-    }
-    for m in &mut made {
-        let Some(o) = m.open else { continue };
-        let path = a.out.join(format!("stream_{}", m.id));
-        let canon = std::fs::canonicalize(&path).unwrap_or(path.clone());
-        let ts = last_ts
-            .iter()
-            .find(|(p, _)| std::fs::canonicalize(p).is_ok_and(|p| p == canon))
-            .map(|(_, &t)| t);
-        if let Some(ts) = ts {
-            let b = &mut m.packets[o].bytes;
-            let begin = u64_at(b, OFF_TS_BEGIN);
-            put_u64(b, OFF_TS_END, ts.max(begin));
+        for (m, offset, what) in found {
+            // The packet holding `offset`: it and those after it go.
+            let mut at = 0u64;
+            let k = made[m]
+                .packets
+                .iter()
+                .position(|p| {
+                    at += p.bytes.len() as u64;
+                    at > offset
+                })
+                .unwrap_or(made[m].packets.len());
+            let left_out = made[m].packets.len() - k;
+            damaged.push(format!(
+                "stream_{}: packet {k} (byte {offset} of the recovered stream): {what}; it and the {} after it are left out",
+                made[m].id,
+                left_out.saturating_sub(1)
+            ));
+            made[m].packets.truncate(k);
+            if made[m].open.is_some_and(|o| o >= k) {
+                made[m].open = None;
+            }
         }
-    }
-    for m in &made {
-        write(m)?;
-    }
+    };
     // The result reads to its end, in time order.
     let mut check = Source::open(&ReadOptions::new([&a.out]))?;
     let stopped = check.for_each_message(|_| Ok::<_, Infallible>(ControlFlow::Continue(())));
@@ -406,8 +476,9 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         let mut parts = vec![format!("{} packets from the stream file", m.from_file)];
         if m.cut_bytes > 0 {
             parts.push(format!(
-                "{} bytes after them left out (a packet cut short)",
-                m.cut_bytes
+                "{} bytes after them left out ({})",
+                m.cut_bytes,
+                m.cut_why.as_deref().unwrap_or("")
             ));
         }
         if rings.contains_key(&m.id) {
@@ -432,5 +503,96 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         made.len(),
         a.out.display()
     );
-    Ok(ExitCode::SUCCESS)
+    if damaged.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in &damaged {
+        eprintln!("reef recover: damaged data: {d}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// What decoding one recovered stream found.
+struct Verified {
+    path: Option<PathBuf>,
+    events: u64,
+    discarded: u64,
+    last_ts: Option<u64>,
+    /// The first damage: byte offset in the stream file, and what.
+    damage: Option<(u64, String)>,
+}
+
+/// Decodes a stream to its end; checks that its times never go back
+/// (packet beginning, events, packet end, next packet...), as
+/// babeltrace2's muxer requires. The last packet's end is not checked: an
+/// open packet's is set from its last event.
+fn verify(mut c: reef_ctf::stream::StreamCursor) -> Verified {
+    let mut v = Verified {
+        path: None,
+        events: 0,
+        discarded: 0,
+        last_ts: None,
+        damage: None,
+    };
+    let mut packet: Option<u64> = None;
+    let mut prev_end: Option<u64> = None; // the previous packet's end
+    let mut time = 0u64;
+    loop {
+        let item = match c.next() {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(e) => {
+                let at = match &e {
+                    reef_ctf::Error::Decode { packet_offset, .. } => *packet_offset,
+                    reef_ctf::Error::Stream { offset, .. } => *offset,
+                    _ => c.packet.offset,
+                };
+                v.damage = Some((at, e.to_string()));
+                break;
+            }
+        };
+        if v.path.is_none() {
+            // (The cursor lets go of its file at the end.)
+            v.path = c.file_path().map(Path::to_owned);
+        }
+        let p = &c.packet;
+        if packet != Some(p.offset) {
+            if let (Some(off), Some(end)) = (packet, prev_end.filter(|&e| e < time)) {
+                v.damage = Some((
+                    off,
+                    format!("it ends at {end}, before its events or beginning ({time})"),
+                ));
+                break;
+            }
+            packet = Some(p.offset);
+            let begin = p.ts_begin.unwrap_or(0);
+            if let Some(end) = prev_end.filter(|&e| e > begin) {
+                v.damage = Some((
+                    p.offset,
+                    format!("it begins at {begin}, before the previous packet's end ({end})"),
+                ));
+                break;
+            }
+            time = time.max(begin);
+            prev_end = p.ts_end;
+        }
+        match item {
+            reef_read::Item::Event => {
+                let ts = c.event.ts.unwrap_or(time);
+                if ts < time {
+                    v.damage = Some((
+                        c.packet.offset,
+                        format!("an event at {ts} follows time {time}"),
+                    ));
+                    break;
+                }
+                time = ts;
+                v.events += 1;
+                v.last_ts = Some(ts);
+            }
+            reef_read::Item::DiscardedEvents { count, .. } => v.discarded += count.unwrap_or(0),
+            reef_read::Item::DiscardedPackets { .. } => {}
+        }
+    }
+    v
 }
