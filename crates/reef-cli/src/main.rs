@@ -8,6 +8,7 @@ mod cmd_activities;
 mod cmd_analyses;
 mod cmd_check;
 mod cmd_gen;
+mod cmd_install;
 mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
@@ -20,7 +21,7 @@ mod source;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use reef_analyses::io::Mode;
 
 #[derive(Parser)]
@@ -226,6 +227,15 @@ enum Command {
     ///
     /// Example: reef view --open ~/lttng-traces/my-session/kernel
     View(cmd_view::ViewArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell) on stdout.
+    ///
+    /// Example: reef completions bash > ~/.local/share/bash-completion/completions/reef
+    Completions(cmd_install::CompletionsArgs),
+    /// Write the manual pages of reef and its subcommands (used by `make
+    /// install`).
+    #[command(hide = true)]
+    Man(cmd_install::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -257,6 +267,10 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
+        Command::Completions(a) => {
+            cmd_install::completions(a, Cli::command()).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man(a) => cmd_install::man(a, Cli::command()).map(|()| ExitCode::SUCCESS),
     };
     match r {
         Ok(code) => code,
