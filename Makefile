@@ -94,6 +94,8 @@ install: all packaging-files
 	$(INSTALL) -m 644 $(OUT)/reef.pc '$(DESTDIR)$(PKGCONFIGDIR)/reef.pc'
 	$(INSTALL) -m 644 $(OUT)/reefConfig.cmake $(OUT)/reefConfigVersion.cmake \
 		packaging/ReefAddSchema.cmake '$(DESTDIR)$(CMAKEDIR)'
+	@# The dynamic linker's cache, when installing for real as root.
+	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 install-strip:
 	$(MAKE) install STRIP_FLAG=-s
