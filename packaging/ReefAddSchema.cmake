@@ -24,7 +24,7 @@ function(reef_add_schema target schema)
     message(FATAL_ERROR "reef_add_schema: ${target} is not a target")
   endif()
   if(NOT REEF_EXECUTABLE)
-    message(FATAL_ERROR "reef_add_schema: REEF_EXECUTABLE is not set (find_package(reef) sets it)")
+    message(FATAL_ERROR "reef_add_schema: no reef binary: set REEF_EXECUTABLE")
   endif()
   get_filename_component(schema "${schema}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   # The name `reef gen` gives the files: the file name up to its last dot,
