@@ -14,7 +14,7 @@
 # and by babeltrace2, which must print the same bytes; a schema edit
 # regenerating the header in the CMake build (and nothing regenerated when
 # nothing changed); a plugin using libreef loaded with dlopen(); and the
-# same tree from CMakeLists.txt's `cmake --install`.
+# same tree from CMakeLists.txt's `cmake --install`; `make uninstall`.
 #
 # Needs cmake, pkg-config, man-db, babeltrace2 (scripts/install-deps.sh),
 # cargo and a C compiler. The reef binary is built with cargo if needed
@@ -275,6 +275,9 @@ if cmake -S "$ROOT" -B "$WORK/build-top" -DREEF_BUILD_WEB=OFF >"$WORK/top.log" 2
 else
 	fail "cmake -S . && cmake --build && cmake --install"; tail -20 "$WORK/top.log"
 fi
+
+make -s -C "$ROOT" uninstall DESTDIR="$STAGE" >"$WORK/uninstall.log" 2>&1 || cat "$WORK/uninstall.log"
+check "make uninstall leaves no file" test -z "$(find "$STAGE" -type f -o -type l)"
 
 echo "install: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
