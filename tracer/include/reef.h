@@ -26,6 +26,12 @@
  *                      and a thread that wakes it keeps it off its own CPU
  *                      (tracer/README.md, "Buffers, packets, consumer")
  *
+ *   REEF_CRASH_SAFE    1: keep each thread's ring in a shared mapping of a
+ *                      file under the trace directory, so that `reef
+ *                      recover DIR -o OUT` gets every complete event after
+ *                      the process died by any means (kill -9 too)
+ *   REEF_FATAL_SIGNALS 0: install no handler for fatal signals (below)
+ *
  * Live streaming (see tracer/README.md, "Live"; each overrides the matching
  * `struct reef_config` field):
  *   REEF_LISTEN        [ADDR]:PORT, PORT, ADDR, or 1/on: accept clients on
@@ -60,6 +66,14 @@
  * Signals: a handler may call trace functions. An event that interrupts
  * another event of the same thread is dropped and counted as discarded;
  * a packet is never corrupted.
+ *
+ * Crashes: a fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) makes
+ * libreef write what every thread holds (with write(2) only), then the
+ * program's own handler, installed before the library initialised, or the
+ * default action takes over. A handler installed later replaces libreef's.
+ * With REEF_CRASH_SAFE=1 nothing but the events being recorded at that
+ * moment is lost even when the process is killed (SIGKILL, the OOM
+ * killer): run `reef recover DIR -o OUT`. A clean exit removes the rings.
  *
  * Threads: a thread's exit hands its last packet to the consumer. At process
  * exit (exit() or return from main) everything recorded is written,
@@ -110,6 +124,9 @@ struct reef_config {
 	size_t client_buffer;     /* bytes per client; 0: 4 MiB */
 	int listen_wait_ms;       /* the first event waits this long for a client */
 	int linger_ms;            /* 0: 2000; < 0: none */
+	/* Crash safety (see "Crashes" above). */
+	int crash_safe;           /* 1: rings in shared file mappings */
+	int no_fatal_handlers;    /* 1: no SIGSEGV/SIGBUS/... handlers */
 };
 
 /* A `reef gen` schema; generated headers register theirs automatically. */

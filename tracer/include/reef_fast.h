@@ -69,7 +69,8 @@ REEF_API extern struct reef__shared reef__shared;
  * no common cache line. */
 struct reef__tls {
 	char *pos;          /* next event goes here */
-	char *end;          /* end of the current packet; pos == end: no room */
+	char *end;          /* end of the current packet's room for events (its
+	                     * commit word follows); pos == end: no room */
 	unsigned nest;      /* events in progress on this thread (signals) */
 	unsigned dead;      /* the thread has exited or the process forked */
 	void *buf;          /* the thread's buffer; NULL until registered */
@@ -123,6 +124,11 @@ static inline void reef__commit(char *end)
 	REEF__SIGNAL_FENCE();
 	/* Release: a reader of pos at exit sees the event's bytes. */
 	__atomic_store_n(&t->pos, end, __ATOMIC_RELEASE);
+	/* The packet's commit word, its last 8 bytes (`end` stops short of
+	 * them): where its last complete event ends, kept in the packet so
+	 * that a crash-safe ring (REEF_CRASH_SAFE) tells it after the process
+	 * died. Stored after every byte of the event (the fence above). */
+	memcpy(t->end, &end, sizeof(end));
 	REEF__SIGNAL_FENCE();
 	t->nest--;
 }

@@ -12,6 +12,7 @@ mod cmd_install;
 mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
+mod cmd_recover;
 mod cmd_stats;
 mod cmd_view;
 mod output;
@@ -227,6 +228,11 @@ enum Command {
     ///
     /// Example: reef view --open ~/lttng-traces/my-session/kernel
     View(cmd_view::ViewArgs),
+    /// Write the trace of a libreef program that died: its stream files,
+    /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
+    ///
+    /// Example: REEF_CRASH_SAFE=1 REEF_OUTPUT=t ./app; reef recover t -o t-recovered
+    Recover(cmd_recover::RecoverArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) on stdout.
     ///
@@ -267,6 +273,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
+        Command::Recover(a) => cmd_recover::run(a),
         Command::Completions(a) => {
             cmd_install::completions(a, Cli::command()).map(|()| ExitCode::SUCCESS)
         }
