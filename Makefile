@@ -3,7 +3,8 @@
 #   make                       reef (cargo build --release), libreef.a and
 #                              libreef.so (tracer/Makefile), man pages and
 #                              shell completions (made by reef itself)
-#   make install               all of it under PREFIX (default /usr/local)
+#   make install               all of it under PREFIX (default /usr/local);
+#                              builds only what is missing (run make first)
 #   make install-strip         the same with the reef binary stripped
 #   make DESTDIR=/tmp/stage install     a staged install, for packaging
 #   make uninstall
@@ -32,18 +33,26 @@ INSTALL ?= install
 WEB ?= 1
 CARGO_TARGET_DIR ?= target
 REEF_BIN = $(CARGO_TARGET_DIR)/release/reef
-# Generated here: man pages, completions, reef.pc, the CMake package files.
+# Generated here: the man pages and completions.
 OUT = $(CARGO_TARGET_DIR)/make
 
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 ABI := $(shell sed -n 's/^\#define REEF_ABI_VERSION \([0-9]*\)$$/\1/p' tracer/include/reef.h)
 LIB_VERSION = $(ABI).0.0
 
-all: reef tracer docs
+# The man pages and completions come after cargo has run (a sub-make sees
+# the new binary).
+all: reef tracer
+	@$(MAKE) --no-print-directory docs
 
 # Cargo knows when the binary is up to date.
 reef: $(if $(filter 1,$(WEB)),web)
 	$(CARGO) build --release -p reef-cli
+
+# `make install` builds only what is missing, so that `make && sudo make
+# install` does not run cargo as root.
+$(REEF_BIN):
+	$(MAKE) reef
 
 WEB_SOURCES = $(wildcard web/src/*) web/build.mjs web/package.json web/package-lock.json web/tsconfig.json
 web: web/dist/index.html
@@ -53,13 +62,16 @@ web/dist/index.html: $(WEB_SOURCES)
 tracer:
 	$(MAKE) -C tracer
 
-docs: reef
+# Made by reef from its own command line, again when the binary changes.
+docs: $(OUT)/docs.stamp
+$(OUT)/docs.stamp: $(REEF_BIN)
 	rm -rf $(OUT)/man $(OUT)/completions
 	$(REEF_BIN) man $(OUT)/man
 	mkdir -p $(OUT)/completions
 	$(REEF_BIN) completions bash > $(OUT)/completions/reef.bash
 	$(REEF_BIN) completions zsh > $(OUT)/completions/_reef
 	$(REEF_BIN) completions fish > $(OUT)/completions/reef.fish
+	touch $@
 
 # Paths from the prefix (and from the CMake package's directory to the
 # prefix), so that the pkg-config and CMake files name them relative to it.
@@ -74,15 +86,7 @@ SUBST = sed -e 's|@REEF_PREFIX@|$(PREFIX)|g' \
 	-e 's|@REEF_CMAKEDIR_TO_PREFIX@|$(call rel,$(PREFIX),$(CMAKEDIR))|g' \
 	-e "s|@REEF_SIZEOF_VOID_P@|$$(echo __SIZEOF_POINTER__ | $(CC) -E -P -x c -)|g"
 
-# Made at install time: they name the install directories, which may differ
-# from those of the build.
-packaging-files:
-	mkdir -p $(OUT)
-	$(SUBST) packaging/reef.pc.in > $(OUT)/reef.pc
-	$(SUBST) packaging/reefConfig.cmake.in > $(OUT)/reefConfig.cmake
-	$(SUBST) packaging/reefConfigVersion.cmake.in > $(OUT)/reefConfigVersion.cmake
-
-install: all packaging-files
+install: $(OUT)/docs.stamp
 	$(MAKE) -C tracer install DESTDIR='$(DESTDIR)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)'
 	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(PKGCONFIGDIR)' \
 		'$(DESTDIR)$(CMAKEDIR)' '$(DESTDIR)$(BASHCOMPDIR)' '$(DESTDIR)$(ZSHCOMPDIR)' '$(DESTDIR)$(FISHCOMPDIR)'
@@ -91,9 +95,13 @@ install: all packaging-files
 	$(INSTALL) -m 644 $(OUT)/completions/reef.bash '$(DESTDIR)$(BASHCOMPDIR)/reef'
 	$(INSTALL) -m 644 $(OUT)/completions/_reef '$(DESTDIR)$(ZSHCOMPDIR)/_reef'
 	$(INSTALL) -m 644 $(OUT)/completions/reef.fish '$(DESTDIR)$(FISHCOMPDIR)/reef.fish'
-	$(INSTALL) -m 644 $(OUT)/reef.pc '$(DESTDIR)$(PKGCONFIGDIR)/reef.pc'
-	$(INSTALL) -m 644 $(OUT)/reefConfig.cmake $(OUT)/reefConfigVersion.cmake \
-		packaging/ReefAddSchema.cmake '$(DESTDIR)$(CMAKEDIR)'
+	@# Filled in as they are installed: they name the install directories.
+	$(SUBST) packaging/reef.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/reef.pc'
+	$(SUBST) packaging/reefConfig.cmake.in > '$(DESTDIR)$(CMAKEDIR)/reefConfig.cmake'
+	$(SUBST) packaging/reefConfigVersion.cmake.in > '$(DESTDIR)$(CMAKEDIR)/reefConfigVersion.cmake'
+	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/reef.pc' '$(DESTDIR)$(CMAKEDIR)/reefConfig.cmake' \
+		'$(DESTDIR)$(CMAKEDIR)/reefConfigVersion.cmake'
+	$(INSTALL) -m 644 packaging/ReefAddSchema.cmake '$(DESTDIR)$(CMAKEDIR)'
 	@# The dynamic linker's cache, when installing for real as root.
 	if [ -z '$(DESTDIR)' ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
@@ -115,4 +123,4 @@ clean:
 	$(MAKE) -C tracer clean
 	rm -rf $(OUT)
 
-.PHONY: all reef web tracer docs packaging-files install install-strip uninstall clean
+.PHONY: all reef web tracer docs install install-strip uninstall clean

@@ -43,8 +43,8 @@ check() {
 
 STAGE=$WORK/stage
 P=$STAGE/usr/local
-echo "== make install DESTDIR=$STAGE (WEB=0)"
-make -s -C "$ROOT" install DESTDIR="$STAGE" WEB=0 >"$WORK/make-install.log" 2>&1 ||
+echo "== make WEB=0 && make install DESTDIR=$STAGE"
+{ make -s -C "$ROOT" WEB=0 && make -s -C "$ROOT" install DESTDIR="$STAGE"; } >"$WORK/make-install.log" 2>&1 ||
 	{ cat "$WORK/make-install.log"; echo "make install failed"; exit 1; }
 REEF=$P/bin/reef
 
