@@ -87,6 +87,12 @@
 
 #define REEF_ABI_VERSION 1
 
+/* Marks what libreef.so exports; the library is built with
+ * -fvisibility=hidden, so nothing else leaves it. */
+#ifndef REEF_API
+#define REEF_API __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -136,43 +142,43 @@ struct reef_schema {
 #define REEF_EVENT_NONE 0xffffffffu
 
 /* Fills `cfg` with the defaults. */
-void reef_config_default(struct reef_config *cfg);
+REEF_API void reef_config_default(struct reef_config *cfg);
 
 /* Initialises from `cfg` (NULL: defaults), then the environment. Returns 0,
  * or -1 if the library was already initialised (by an earlier call or by
  * the first event) or the output directory cannot be created. */
-int reef_init(const struct reef_config *cfg);
+REEF_API int reef_init(const struct reef_config *cfg);
 
 /* Run-time control of subsystems (ids are TRACE_SUBSYS_*). */
-void reef_enable(unsigned subsystem);
-void reef_disable(unsigned subsystem);
-void reef_enable_all(void);
-void reef_disable_all(void);
+REEF_API void reef_enable(unsigned subsystem);
+REEF_API void reef_disable(unsigned subsystem);
+REEF_API void reef_enable_all(void);
+REEF_API void reef_disable_all(void);
 
 /* Triggers: recording starts when `start_event` is traced (that event is
  * the first one recorded) and stops after `stop_event` (the last one
  * recorded). Either may be REEF_EVENT_NONE: no start trigger means
  * recording from now on; no stop trigger means until the end.
  * Event ids are TRACE_EVENT_*. */
-void reef_control(uint32_t start_event, uint32_t stop_event);
+REEF_API void reef_control(uint32_t start_event, uint32_t stop_event);
 
 /* Closes the calling thread's current packet and writes every closed
  * packet of every thread. Returns 0, or -1 on a write error. */
-int reef_flush(void);
+REEF_API int reef_flush(void);
 
 /* Overwrite mode: writes the ring of every thread (closed packets, and the
  * calling thread's current one) to the trace. Other modes: reef_flush(). */
-int reef_snapshot(void);
+REEF_API int reef_snapshot(void);
 
 /* Writes everything and stops recording; later events are not recorded.
  * Runs automatically at process exit. */
-void reef_shutdown(void);
+REEF_API void reef_shutdown(void);
 
 /* The trace directory, or NULL before initialisation. */
-const char *reef_trace_dir(void);
+REEF_API const char *reef_trace_dir(void);
 
 /* Called by generated headers' constructors. */
-void reef_register_schema(const struct reef_schema *schema);
+REEF_API void reef_register_schema(const struct reef_schema *schema);
 
 #ifdef __cplusplus
 }

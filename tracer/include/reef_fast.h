@@ -30,6 +30,12 @@
 #error "libreef writes little-endian traces and supports little-endian hosts only"
 #endif
 
+/* The program's inlined code uses the reef__ symbols below, so libreef.so
+ * exports them (see reef.h); they are still not API. */
+#ifndef REEF_API
+#define REEF_API __attribute__((visibility("default")))
+#endif
+
 #define REEF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define REEF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define REEF__CONSTRUCTOR(name) __attribute__((constructor)) static void name(void)
@@ -57,7 +63,7 @@ struct reef__shared {
 	uint8_t state[256];
 	uint8_t use_tsc;
 };
-extern struct reef__shared reef__shared;
+REEF_API extern struct reef__shared reef__shared;
 
 /* The thread's write state. Thread-local, so events of two threads write
  * no common cache line. */
@@ -69,12 +75,12 @@ struct reef__tls {
 	unsigned dead;      /* the thread has exited or the process forked */
 	void *buf;          /* the thread's buffer; NULL until registered */
 };
-extern __thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
+REEF_API extern __thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
 
 /* Slow path (library). */
-int reef__gate(uint32_t event_id);
-char *reef__reserve_slow(size_t size);
-uint64_t reef__clock_slow(void);
+REEF_API int reef__gate(uint32_t event_id);
+REEF_API char *reef__reserve_slow(size_t size);
+REEF_API uint64_t reef__clock_slow(void);
 
 static inline int reef__enabled(unsigned subsystem, uint32_t event_id)
 {
