@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages reef's tests and benchmarks compare against:
 # babeltrace2 / babeltrace (reading), LTTng-UST + tools (recording peer),
-# Chromium (the page of `reef view`, driven by playwright-core from web/).
+# Chromium (the page of `reef view`, driven by playwright-core from web/);
+# cmake, pkg-config and man-db for the install tests (tests/install).
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential chromium)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace time build-essential chromium cmake pkg-config man-db)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

@@ -41,6 +41,10 @@ if [ -f tests/live/run.sh ]; then
     echo "== live streaming tests (REEF_LISTEN, reef listen)"
     if bash tests/live/run.sh; then echo "live: ok"; else echo "live: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/install/run.sh ]; then
+    echo "== install: make install / cmake --install into a DESTDIR, the examples built against it"
+    if bash tests/install/run.sh; then echo "install: ok"; else echo "install: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi

@@ -15,6 +15,8 @@
 # channel below (4 x 4 MiB sub-buffers); one run's trace (42 MB/thread) is
 # larger, so the consumer writes most of it while the events are timed.
 # Events libreef drops (consumer behind) are counted and reported.
+# "crash-safe" is REEF_CRASH_SAFE=1: the rings are shared mappings of files
+# in the trace directory (page cache, written back by the kernel).
 # "discard, nice 0" is the default mode with the consumer thread at the
 # program's priority and policy, on any CPU (REEF_CONSUMER_NICE=0), instead
 # of a SCHED_BATCH thread at nice +10 kept off the CPU of the thread that
@@ -112,6 +114,8 @@ for t in 1 2; do
 	CMD[reef_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
 	CMD[reefn0_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_BUFFER_SIZE=$REEF_BUF REEF_CONSUMER_NICE=0 $WORK/bench_reef"
 	CMD[reefmem_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_MODE=overwrite REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
+	CMD[reefcs_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_CRASH_SAFE=1 REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
+	CMD[reefcsmem_on_$t]="env REEF_OUTPUT=$WORK/trace REEF_CRASH_SAFE=1 REEF_MODE=overwrite REEF_BUFFER_SIZE=$REEF_BUF $WORK/bench_reef"
 	CMD[reef_off_$t]="env REEF_OUTPUT=$WORK/trace REEF_SUBSYSTEMS=none $WORK/bench_reef"
 	if [ -n "$HAVE_BARECTF" ]; then
 		CMD[barectf_on_$t]="env BENCH_TRACE_DIR=$WORK/trace $WORK/bench_barectf"
@@ -131,7 +135,7 @@ run_all() {
 			mkdir -p "$WORK/trace"
 			${CMD[$key]} "${key##*_}" "$ITERS" >>"$WORK/res.$key"
 			case $key in
-			reef_on_* | reefn0_on_*) python3 "$HERE/discarded.py" "$WORK/trace" >>"$WORK/drop.$key" ;;
+			reef_on_* | reefn0_on_* | reefcs_on_*) python3 "$HERE/discarded.py" "$WORK/trace" >>"$WORK/drop.$key" ;;
 			esac
 		done
 	done
@@ -183,7 +187,7 @@ for k in "${!CMD[@]}"; do
 	R[proc_$k]=$(col "$k" 3)
 done
 for t in 1 2; do
-	for k in reef reefn0; do
+	for k in reef reefn0 reefcs; do
 		R[${k}_drop_$t]=$(if [ -s "$WORK/drop.${k}_on_$t" ]; then median <"$WORK/drop.${k}_on_$t"; else echo n/a; fi)
 	done
 done
@@ -205,6 +209,8 @@ row "" "" "" "(1 thread)" "(2 threads)"
 row "libreef, enabled (discard)" "$(get reef_on_1)" "$(get reef_on_2)" "1.0x" "1.0x"
 row "libreef, discard, nice 0" "$(get reefn0_on_1)" "$(get reefn0_on_2)" "$(ratio reefn0_on_1 reef_on_1)" "$(ratio reefn0_on_2 reef_on_2)"
 row "libreef, overwrite mode" "$(get reefmem_on_1)" "$(get reefmem_on_2)" "$(ratio reefmem_on_1 reef_on_1)" "$(ratio reefmem_on_2 reef_on_2)"
+row "libreef, crash-safe discard" "$(get reefcs_on_1)" "$(get reefcs_on_2)" "$(ratio reefcs_on_1 reef_on_1)" "$(ratio reefcs_on_2 reef_on_2)"
+row "libreef, crash-safe overwrite" "$(get reefcsmem_on_1)" "$(get reefcsmem_on_2)" "$(ratio reefcsmem_on_1 reef_on_1)" "$(ratio reefcsmem_on_2 reef_on_2)"
 row "LTTng-UST 2.13, enabled" "$(get lttng_on_1)" "$(get lttng_on_2)" "$(ratio lttng_on_1 reef_on_1)" "$(ratio lttng_on_2 reef_on_2)"
 row "barectf 3.1, enabled" "$(get barectf_on_1)" "$(get barectf_on_2)" "$(ratio barectf_on_1 reef_on_1)" "$(ratio barectf_on_2 reef_on_2)"
 row "(rdtsc alone)" "$(get rdtsc_1)" "$(get rdtsc_2)" "$(ratio rdtsc_1 reef_on_1)" "$(ratio rdtsc_2 reef_on_2)"
@@ -220,6 +226,8 @@ row "" "thread, 1" "thread, 2" "process, 1" "process, 2"
 row "libreef, enabled (discard)" "$(get cpu_reef_on_1)" "$(get cpu_reef_on_2)" "$(get proc_reef_on_1)" "$(get proc_reef_on_2)"
 row "libreef, discard, nice 0" "$(get cpu_reefn0_on_1)" "$(get cpu_reefn0_on_2)" "$(get proc_reefn0_on_1)" "$(get proc_reefn0_on_2)"
 row "libreef, overwrite mode" "$(get cpu_reefmem_on_1)" "$(get cpu_reefmem_on_2)" "$(get proc_reefmem_on_1)" "$(get proc_reefmem_on_2)"
+row "libreef, crash-safe discard" "$(get cpu_reefcs_on_1)" "$(get cpu_reefcs_on_2)" "$(get proc_reefcs_on_1)" "$(get proc_reefcs_on_2)"
+row "libreef, crash-safe overwrite" "$(get cpu_reefcsmem_on_1)" "$(get cpu_reefcsmem_on_2)" "$(get proc_reefcsmem_on_1)" "$(get proc_reefcsmem_on_2)"
 row "LTTng-UST 2.13, enabled" "$(get cpu_lttng_on_1)" "$(get cpu_lttng_on_2)" "$(get proc_lttng_on_1)" "$(get proc_lttng_on_2)"
 row "barectf 3.1, enabled" "$(get cpu_barectf_on_1)" "$(get cpu_barectf_on_2)" "$(get proc_barectf_on_1)" "$(get proc_barectf_on_2)"
 row "(rdtsc alone)" "$(get cpu_rdtsc_1)" "$(get cpu_rdtsc_2)" "$(get proc_rdtsc_1)" "$(get proc_rdtsc_2)"
@@ -230,4 +238,5 @@ echo
 echo "libreef events discarded per discard-mode run (median, all threads), of $ITERS per thread:"
 echo "  consumer at nice +10 (default): $(get reef_drop_1) (1 thread), $(get reef_drop_2) (2 threads)"
 echo "  consumer at nice 0:             $(get reefn0_drop_1) (1 thread), $(get reefn0_drop_2) (2 threads)"
+echo "  crash-safe:                     $(get reefcs_drop_1) (1 thread), $(get reefcs_drop_2) (2 threads)"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

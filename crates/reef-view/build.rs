@@ -7,7 +7,14 @@ use std::path::PathBuf;
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let dist = manifest.join("../../web/dist");
-    println!("cargo:rerun-if-changed={}", dist.display());
+    // A missing path would make cargo run this again at every build: watch
+    // its parent until it exists (making it changes the parent).
+    let watch = if dist.exists() {
+        dist.clone()
+    } else {
+        manifest.join("../../web")
+    };
+    println!("cargo:rerun-if-changed={}", watch.display());
     let dir = if dist.join("index.html").is_file() {
         dist.canonicalize().unwrap()
     } else {

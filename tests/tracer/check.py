@@ -415,6 +415,240 @@ def fast_path_two_threads_share_no_written_cache_line():
     return "ok (%s)" % pos.stdout.decode().splitlines()[0]
 
 
+# ---- crashes (crash.c, reef recover) ----------------------------------------
+
+CRASH_K = 0x9E3779B97F4A7C15
+STEP = re.compile(r"\{ thread = (\d+), n = (\d+), check = (\d+) \}$")
+CRASH_ENV = {"REEF_MODE": "block", "REEF_BUFFER_SIZE": "64K", "REEF_PACKET_SIZE": "4K"}
+
+
+def crash_prog():
+    exe = work("crash")
+    if not os.path.exists(exe):
+        gen(os.path.join(ARGS.root, "tests/tracer/crash.reef"), work("crash-gen"))
+        build(os.path.join(ARGS.root, "tests/tracer/crash.c"), work("crash-gen"), exe)
+    return exe
+
+
+def crash_run(name, args, env, kill_after=None):
+    """Runs crash.c with 4 threads; kill -9 after `kill_after` seconds.
+    Returns (trace, exit status, stderr, {thread: last n it logged})."""
+    import shutil
+    import time
+    trace, side = work("crash-" + name), work("crash-" + name + "-side")
+    shutil.rmtree(trace, ignore_errors=True)
+    shutil.rmtree(side, ignore_errors=True)
+    os.makedirs(side)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("REEF_")}
+    full_env.update(env, REEF_OUTPUT=trace, TZ="UTC")
+    p = subprocess.Popen([crash_prog(), "4", side] + args, env=full_env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if kill_after is not None:
+        time.sleep(kill_after)
+        p.kill()
+    _, err = p.communicate(timeout=120)
+    logged = {}
+    for i in range(4):
+        data = open(os.path.join(side, "thread_%d" % i), "rb").read()
+        logged[i] = struct.unpack("<Q", data)[0] if len(data) == 8 else -1
+    return trace, p.returncode, err.decode(errors="replace"), logged, side
+
+
+def steps(out):
+    """babeltrace2 text of a crash.c trace → {thread: [n...]}, checking
+    each event's `check` field (an invented event would fail it)."""
+    per = {}
+    for line in out.splitlines():
+        m = STEP.search(line)
+        check(m and " c:STEP: " in line, "unexpected line: " + line)
+        t, n, c = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        check(c == ((n * CRASH_K) & (2**64 - 1)) ^ t, "event with a wrong check value: " + line)
+        per.setdefault(t, []).append(n)
+    return per
+
+
+def contiguous(ns, what):
+    check(ns, what + ": no event")
+    check(ns == list(range(ns[0], ns[0] + len(ns))),
+          what + ": events missing or repeated (%d events, %d..%d)" % (len(ns), ns[0], ns[-1]))
+
+
+def recover(trace):
+    out = trace + "-recovered"
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([ARGS.reef, "recover", trace, "-o", out])
+    err = p.stderr.decode()
+    m = re.search(r"lost in flight: (\d+)", err)
+    check(m, "reef recover says nothing of events in flight:\n" + err)
+    return out, int(m.group(1))
+
+
+@test
+def crash_safe_kill_9_loses_only_events_in_flight():
+    import random
+    seed = int(os.environ.get("REEF_CRASH_SEED", "2611"))
+    rnd = random.Random(seed)
+    flight, events = 0, 0
+    kills = [("block", rnd.uniform(0.02, 0.3)) for _ in range(20)]
+    kills += [("overwrite", rnd.uniform(0.02, 0.3)) for _ in range(4)]
+    # Threads that do nothing but trace (no side files) and never wait for
+    # the consumer (overwrite mode): often inside an event when killed.
+    kills += [("fast", rnd.uniform(0.01, 0.04)) for _ in range(4)]
+    for k, (mode, delay) in enumerate(kills):
+        env = dict(CRASH_ENV, REEF_CRASH_SAFE="1", REEF_MODE="overwrite" if mode == "fast" else mode)
+        trace, rc, err, logged, _ = crash_run("kill%d" % k, ["fast" if mode == "fast" else "run"],
+                                              env, kill_after=delay)
+        what = "seed %d, kill %d (%s, after %.3f s)" % (seed, k, mode, delay)
+        check(rc == -9, "%s: exit status %d, not killed: %s" % (what, rc, err[-500:]))
+        out, lost = recover(trace)
+        text = bt2_clean(out)
+        check(run([ARGS.reef, "print", out]).stdout.decode() == text,
+              what + ": reef print differs from babeltrace2 on the recovered trace")
+        per = steps(text)
+        for t in range(4):
+            ns = per.get(t, [])
+            if logged[t] < 0 and not ns:
+                continue  # the thread had not traced yet
+            contiguous(ns, "%s, thread %d" % (what, t))
+            if mode == "block":
+                check(ns[0] == 0, "%s, thread %d: starts at %d" % (what, t, ns[0]))
+            events += len(ns)
+            if mode == "fast":
+                continue
+            # The side file names the last complete event or the one before.
+            check(logged[t] <= ns[-1] <= logged[t] + 1,
+                  "%s, thread %d: last event %d, but the thread had logged %d"
+                  % (what, t, ns[-1], logged[t]))
+        check(lost <= 4, "%s: %d events in flight for 4 threads" % (what, lost))
+        flight += lost
+    return "ok (%d kills, seed %d: %d events recovered, %d in flight)" % (len(kills), seed, events, flight)
+
+
+@test
+def crash_safe_sigsegv_writes_the_trace_and_recover_agrees():
+    env = dict(CRASH_ENV, REEF_CRASH_SAFE="1")
+    trace, rc, err, logged, _ = crash_run("segv-safe", ["segv", "20000"], env)
+    check(rc == -11, "exit status %d, not SIGSEGV: %s" % (rc, err[-500:]))
+    check("libreef: fatal signal" in err, "no word of the fatal signal on stderr: " + err[-500:])
+    direct = steps(bt2_clean(trace))
+    check(direct[0][-1] == 20000, "thread 0 ends at %d, not 20000" % direct[0][-1])
+    out, _ = recover(trace)
+    rec = steps(bt2_clean(out))
+    for t in range(4):
+        contiguous(direct.get(t, []), "written at the signal, thread %d" % t)
+        contiguous(rec.get(t, []), "recovered, thread %d" % t)
+        check(rec[t][0] == 0 and rec[t][-1] >= direct[t][-1],
+              "thread %d: recovered %d..%d, written %d..%d" % (t, rec[t][0], rec[t][-1], direct[t][0], direct[t][-1]))
+    check(rec[0][-1] == 20000, "recovered thread 0 ends at %d" % rec[0][-1])
+
+
+@test
+def fatal_signal_writes_the_trace_then_the_program_handler_runs():
+    trace, rc, err, logged, side = crash_run("segv-handler", ["handler", "30000"], CRASH_ENV)
+    check(rc == 42, "exit status %d, not the program's handler's 42: %s" % (rc, err[-500:]))
+    check(os.path.exists(os.path.join(side, "handled")), "the program's handler did not run")
+    per = steps(bt2_clean(trace))
+    check(per[0][-1] == 30000, "thread 0 ends at %d, not 30000" % per[0][-1])
+    for t in range(4):
+        contiguous(per.get(t, []), "thread %d" % t)
+        check(per[t][0] == 0, "thread %d starts at %d" % (t, per[t][0]))
+    trace, rc, err, logged, _ = crash_run("abort", ["abort", "30000"], CRASH_ENV)
+    check(rc == -6, "abort(): exit status %d, not SIGABRT: %s" % (rc, err[-500:]))
+    per = steps(bt2_clean(trace))
+    check(per[0][-1] == 30000, "abort(): thread 0 ends at %d, not 30000" % per[0][-1])
+    # And with the handlers switched off, nothing is written at the crash
+    # (only what the consumer had written: a prefix).
+    trace, rc, err, logged, _ = crash_run("abort-off", ["abort", "30000"],
+                                          dict(CRASH_ENV, REEF_FATAL_SIGNALS="0"))
+    check(rc == -6 and "fatal signal" not in err, "REEF_FATAL_SIGNALS=0: %d %s" % (rc, err[-300:]))
+
+
+@test
+def recover_reports_damaged_input_and_never_panics():
+    """reef recover on rings and stream files with flipped bytes, zeroed
+    ranges or cut short: exit 0 with a trace babeltrace2 reads, or exit 1
+    with a message; never a panic."""
+    import random
+    import shutil
+    seed = int(os.environ.get("REEF_CRASH_SEED", "2611"))
+    rnd = random.Random(seed)
+    env = dict(CRASH_ENV, REEF_CRASH_SAFE="1")
+    trace, rc, err, _, _ = crash_run("fuzz", ["run"], env, kill_after=0.05)
+    check(rc == -9, "not killed: %d %s" % (rc, err[-300:]))
+    files = [os.path.join(".reef-rings", f) for f in os.listdir(os.path.join(trace, ".reef-rings"))]
+    files += [f for f in os.listdir(trace) if f.startswith("stream_")] + ["metadata"]
+    ok = failed = damaged = meta_refused = 0
+    meta_example = None
+    for k in range(200):
+        copy = work("crash-fuzz-%d" % k)
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(trace, copy)
+        name = rnd.choice(files)
+        path = os.path.join(copy, name)
+        data = bytearray(open(path, "rb").read())
+        how = rnd.choice(["flip", "flip", "zero", "cut"])
+        if how == "flip":
+            # Mostly where the structure is: headers and contexts.
+            for _ in range(rnd.randint(1, 8)):
+                at = rnd.randrange(min(len(data), 4096 + 128) if rnd.random() < 0.7 else len(data))
+                data[at] ^= 1 << rnd.randrange(8)
+        elif how == "zero":
+            at = rnd.randrange(len(data))
+            n = rnd.randint(1, 256)
+            data[at:at + n] = bytes(len(data[at:at + n]))
+        else:
+            del data[rnd.randrange(len(data)):]
+        open(path, "wb").write(bytes(data))
+        out = copy + "-recovered"
+        p = run([ARGS.reef, "recover", copy, "-o", out], ok=False)
+        e = p.stderr.decode(errors="replace")
+        what = "seed %d, case %d (%s %s)" % (seed, k, how, name)
+        check("panicked" not in e and p.returncode in (0, 1),
+              "%s: exit %d\n%s" % (what, p.returncode, e[-800:]))
+        if p.returncode == 0 or "reef recover: damaged data: " in e:
+            # A trace written (what was damaged left out, and said so):
+            # babeltrace2 reads it.
+            bt_rc, _, bt_err = bt2(out)
+            if bt_rc != 0 and name == "metadata":
+                # The metadata is copied as it is: babeltrace2 must refuse
+                # the damaged input's metadata too.
+                in_rc = bt2(copy)[0]
+                check(in_rc != 0, "%s: babeltrace2 reads the input, not reef recover's output:\n%s"
+                      % (what, bt_err[-800:]))
+                meta_refused += 1
+                if not meta_example:
+                    import difflib
+                    orig = open(os.path.join(trace, "metadata"), errors="replace").read().splitlines()
+                    meta_example = [l for l in difflib.ndiff(orig, bytes(data).decode(errors="replace").splitlines())
+                                    if l[:1] in "+-"]
+                shutil.rmtree(copy)
+                shutil.rmtree(out, ignore_errors=True)
+                continue
+            check(bt_rc == 0, "%s: reef recover wrote a trace babeltrace2 cannot read:\n%s\n%s"
+                  % (what, e[-600:], bt_err[-800:]))
+            ok += p.returncode == 0
+            damaged += p.returncode != 0
+        else:
+            check("reef: error:" in e, "%s: exit 1 without an error message" % what)
+            failed += 1
+        shutil.rmtree(copy)
+        shutil.rmtree(out, ignore_errors=True)
+    return ("ok (seed %d: %d recovered, %d with damage left out, %d refused; %d with metadata reef reads and babeltrace2 refuses)"
+            % (seed, ok, damaged, failed, meta_refused)
+            + ("; first: %s" % meta_example if meta_example else ""))
+
+
+@test
+def crash_safe_clean_exit_removes_the_rings():
+    plain, _ = record("burst", 100000, env={"REEF_MODE": "block"}, trace_name="burst-plain")
+    safe, _ = record("burst", 100000, env={"REEF_MODE": "block", "REEF_CRASH_SAFE": "1"},
+                     trace_name="burst-crash-safe")
+    check(not os.path.exists(os.path.join(safe, ".reef-rings")), "the rings are still there")
+    check(seqs(bt2_clean(safe)) == list(range(100000)), "crash-safe mode lost or changed events")
+    check(seqs(bt2_clean(plain)) == list(range(100000)), "block mode lost events")
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()

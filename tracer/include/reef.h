@@ -26,6 +26,12 @@
  *                      and a thread that wakes it keeps it off its own CPU
  *                      (tracer/README.md, "Buffers, packets, consumer")
  *
+ *   REEF_CRASH_SAFE    1: keep each thread's ring in a shared mapping of a
+ *                      file under the trace directory, so that `reef
+ *                      recover DIR -o OUT` gets every complete event after
+ *                      the process died by any means (kill -9 too)
+ *   REEF_FATAL_SIGNALS 0: install no handler for fatal signals (below)
+ *
  * Live streaming (see tracer/README.md, "Live"; each overrides the matching
  * `struct reef_config` field):
  *   REEF_LISTEN        [ADDR]:PORT, PORT, ADDR, or 1/on: accept clients on
@@ -61,6 +67,14 @@
  * another event of the same thread is dropped and counted as discarded;
  * a packet is never corrupted.
  *
+ * Crashes: a fatal signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) makes
+ * libreef write what every thread holds (with write(2) only), then the
+ * program's own handler, installed before the library initialised, or the
+ * default action takes over. A handler installed later replaces libreef's.
+ * With REEF_CRASH_SAFE=1 nothing but the events being recorded at that
+ * moment is lost even when the process is killed (SIGKILL, the OOM
+ * killer): run `reef recover DIR -o OUT`. A clean exit removes the rings.
+ *
  * Threads: a thread's exit hands its last packet to the consumer. At process
  * exit (exit() or return from main) everything recorded is written,
  * including the current packet of threads that are still running.
@@ -72,6 +86,12 @@
 #include <stdint.h>
 
 #define REEF_ABI_VERSION 1
+
+/* Marks what libreef.so exports; the library is built with
+ * -fvisibility=hidden, so nothing else leaves it. */
+#ifndef REEF_API
+#define REEF_API __attribute__((visibility("default")))
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +124,9 @@ struct reef_config {
 	size_t client_buffer;     /* bytes per client; 0: 4 MiB */
 	int listen_wait_ms;       /* the first event waits this long for a client */
 	int linger_ms;            /* 0: 2000; < 0: none */
+	/* Crash safety (see "Crashes" above). */
+	int crash_safe;           /* 1: rings in shared file mappings */
+	int no_fatal_handlers;    /* 1: no SIGSEGV/SIGBUS/... handlers */
 };
 
 /* A `reef gen` schema; generated headers register theirs automatically. */
@@ -119,43 +142,43 @@ struct reef_schema {
 #define REEF_EVENT_NONE 0xffffffffu
 
 /* Fills `cfg` with the defaults. */
-void reef_config_default(struct reef_config *cfg);
+REEF_API void reef_config_default(struct reef_config *cfg);
 
 /* Initialises from `cfg` (NULL: defaults), then the environment. Returns 0,
  * or -1 if the library was already initialised (by an earlier call or by
  * the first event) or the output directory cannot be created. */
-int reef_init(const struct reef_config *cfg);
+REEF_API int reef_init(const struct reef_config *cfg);
 
 /* Run-time control of subsystems (ids are TRACE_SUBSYS_*). */
-void reef_enable(unsigned subsystem);
-void reef_disable(unsigned subsystem);
-void reef_enable_all(void);
-void reef_disable_all(void);
+REEF_API void reef_enable(unsigned subsystem);
+REEF_API void reef_disable(unsigned subsystem);
+REEF_API void reef_enable_all(void);
+REEF_API void reef_disable_all(void);
 
 /* Triggers: recording starts when `start_event` is traced (that event is
  * the first one recorded) and stops after `stop_event` (the last one
  * recorded). Either may be REEF_EVENT_NONE: no start trigger means
  * recording from now on; no stop trigger means until the end.
  * Event ids are TRACE_EVENT_*. */
-void reef_control(uint32_t start_event, uint32_t stop_event);
+REEF_API void reef_control(uint32_t start_event, uint32_t stop_event);
 
 /* Closes the calling thread's current packet and writes every closed
  * packet of every thread. Returns 0, or -1 on a write error. */
-int reef_flush(void);
+REEF_API int reef_flush(void);
 
 /* Overwrite mode: writes the ring of every thread (closed packets, and the
  * calling thread's current one) to the trace. Other modes: reef_flush(). */
-int reef_snapshot(void);
+REEF_API int reef_snapshot(void);
 
 /* Writes everything and stops recording; later events are not recorded.
  * Runs automatically at process exit. */
-void reef_shutdown(void);
+REEF_API void reef_shutdown(void);
 
 /* The trace directory, or NULL before initialisation. */
-const char *reef_trace_dir(void);
+REEF_API const char *reef_trace_dir(void);
 
 /* Called by generated headers' constructors. */
-void reef_register_schema(const struct reef_schema *schema);
+REEF_API void reef_register_schema(const struct reef_schema *schema);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,12 @@
 #error "libreef writes little-endian traces and supports little-endian hosts only"
 #endif
 
+/* The program's inlined code uses the reef__ symbols below, so libreef.so
+ * exports them (see reef.h); they are still not API. */
+#ifndef REEF_API
+#define REEF_API __attribute__((visibility("default")))
+#endif
+
 #define REEF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define REEF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define REEF__CONSTRUCTOR(name) __attribute__((constructor)) static void name(void)
@@ -57,23 +63,24 @@ struct reef__shared {
 	uint8_t state[256];
 	uint8_t use_tsc;
 };
-extern struct reef__shared reef__shared;
+REEF_API extern struct reef__shared reef__shared;
 
 /* The thread's write state. Thread-local, so events of two threads write
  * no common cache line. */
 struct reef__tls {
 	char *pos;          /* next event goes here */
-	char *end;          /* end of the current packet; pos == end: no room */
+	char *end;          /* end of the current packet's room for events (its
+	                     * commit word follows); pos == end: no room */
 	unsigned nest;      /* events in progress on this thread (signals) */
 	unsigned dead;      /* the thread has exited or the process forked */
 	void *buf;          /* the thread's buffer; NULL until registered */
 };
-extern __thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
+REEF_API extern __thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
 
 /* Slow path (library). */
-int reef__gate(uint32_t event_id);
-char *reef__reserve_slow(size_t size);
-uint64_t reef__clock_slow(void);
+REEF_API int reef__gate(uint32_t event_id);
+REEF_API char *reef__reserve_slow(size_t size);
+REEF_API uint64_t reef__clock_slow(void);
 
 static inline int reef__enabled(unsigned subsystem, uint32_t event_id)
 {
@@ -117,6 +124,11 @@ static inline void reef__commit(char *end)
 	REEF__SIGNAL_FENCE();
 	/* Release: a reader of pos at exit sees the event's bytes. */
 	__atomic_store_n(&t->pos, end, __ATOMIC_RELEASE);
+	/* The packet's commit word, its last 8 bytes (`end` stops short of
+	 * them): where its last complete event ends, kept in the packet so
+	 * that a crash-safe ring (REEF_CRASH_SAFE) tells it after the process
+	 * died. Stored after every byte of the event (the fence above). */
+	memcpy(t->end, &end, sizeof(end));
 	REEF__SIGNAL_FENCE();
 	t->nest--;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -207,6 +208,95 @@ static void remove_old_trace(const char *dir)
 		}
 	}
 	closedir(d);
+	/* Rings an earlier run left (it crashed, nobody ran reef recover). */
+	snprintf(path, sizeof(path), "%s/" REEF_RING_DIR, dir);
+	if ((d = opendir(path))) {
+		int warned = 0;
+		while ((e = readdir(d))) {
+			char ring[4608];
+			if (strncmp(e->d_name, "ring_", 5))
+				continue;
+			if (!warned++)
+				warn("removing the crash-safe rings of an earlier run (not recovered): ", path);
+			snprintf(ring, sizeof(ring), "%s/%s", path, e->d_name);
+			unlink(ring);
+		}
+		closedir(d);
+	}
+}
+
+/* Fatal signals: write what is held, then the program's own handler or
+ * the default action. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+#define NFATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
+static struct sigaction fatal_old[NFATAL];
+static int fatal_state; /* 0, 1 writing, 2 written */
+static __thread int fatal_here;
+
+static void say(const char *a, const char *b, const char *c)
+{
+	/* write(2) only: async-signal-safe. */
+	if (write(2, a, strlen(a)) < 0 || write(2, b, strlen(b)) < 0 || write(2, c, strlen(c)) < 0) {
+		/* nothing to do */
+	}
+}
+
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
+{
+	unsigned k;
+	int expect = 0, saved_errno = errno;
+	(void)uctx;
+	for (k = 0; k < NFATAL && fatal_signals[k] != sig; k++) {
+	}
+	if (k == NFATAL)
+		return;
+	if (!fatal_here && (int)getpid() == reef__st.pid) {
+		fatal_here = 1;
+		if (__atomic_compare_exchange_n(&fatal_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			int failed;
+			/* Nothing new is recorded, no packet is reused, the
+			 * consumer stops. */
+			memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+			__atomic_store_n(&reef__st.stop, 1, __ATOMIC_RELEASE);
+			failed = reef__emergency_write();
+			say("libreef: fatal signal: the trace so far is in ", reef__st.dir,
+			    failed ? " (some packets could not be written)\n" : "\n");
+			__atomic_store_n(&fatal_state, 2, __ATOMIC_RELEASE);
+		} else {
+			/* Another thread is writing: let it finish (10 s at most). */
+			int i;
+			for (i = 0; i < 10000 && __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE) != 2; i++) {
+				struct timespec ts = { 0, 1000000 };
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+	/* The program's handler (or the default action) takes over: a fault
+	 * happens again when this handler returns; a sent signal is sent
+	 * again (pending until then, since it is blocked here). */
+	sigaction(sig, &fatal_old[k], NULL);
+	if (info->si_code <= 0)
+		raise(sig);
+	errno = saved_errno;
+}
+
+static void install_fatal_handlers(void)
+{
+	unsigned k;
+	for (k = 0; k < NFATAL; k++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigfillset(&sa.sa_mask);
+		if (sigaction(fatal_signals[k], NULL, &fatal_old[k]))
+			continue;
+		/* A program that ignores the signal keeps ignoring it. */
+		if (!(fatal_old[k].sa_flags & SA_SIGINFO) && fatal_old[k].sa_handler == SIG_IGN)
+			continue;
+		sigaction(fatal_signals[k], &sa, NULL);
+	}
 }
 
 static void at_exit(void);
@@ -244,6 +334,10 @@ static void do_init(void)
 		cfg.buffer_size = parse_size(env, cfg.buffer_size);
 	if ((env = getenv("REEF_PACKET_SIZE")) && *env)
 		cfg.packet_size = parse_size(env, cfg.packet_size);
+	if ((env = getenv("REEF_CRASH_SAFE")) && *env)
+		cfg.crash_safe = strcmp(env, "0") != 0;
+	if ((env = getenv("REEF_FATAL_SIGNALS")) && *env)
+		cfg.no_fatal_handlers = !strcmp(env, "0");
 	if ((env = getenv("REEF_CLOCK")) && *env) {
 		if (!strcmp(env, "tsc"))
 			cfg.clock = REEF_CLOCK_TSC;
@@ -292,6 +386,14 @@ static void do_init(void)
 		return;
 	}
 	remove_old_trace(reef__st.dir);
+	if (cfg.crash_safe) {
+		char rings[4200];
+		snprintf(rings, sizeof(rings), "%s/" REEF_RING_DIR, reef__st.dir);
+		if (mkdir(rings, 0777) && errno != EEXIST) {
+			warn("cannot create the crash-safe ring directory; rings stay in memory: ", rings);
+			reef__st.cfg.crash_safe = 0;
+		}
+	}
 	if (reef__write_metadata()) {
 		init_result = -1;
 		reef__st.stop = 1;
@@ -303,6 +405,8 @@ static void do_init(void)
 	pthread_key_create(&exit_key, thread_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	atexit(at_exit);
+	if (!cfg.no_fatal_handlers)
+		install_fatal_handlers();
 
 	/* The consumer takes no signals: the program's handlers run on its
 	 * own threads. */
@@ -446,6 +550,49 @@ static uint32_t gettid_(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/* Crash-safe: the ring as a shared mapping of its file, after a header
+ * that tells `reef recover` how to read it; NULL if that fails. */
+static char *map_ring(struct reef_buf *b, size_t len)
+{
+	char path[4400];
+	struct reef_ring_header h;
+	size_t total = REEF_RING_HEADER + len;
+	void *m;
+	int fd;
+	reef__ring_path(path, sizeof(path), b->instance_id);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)total)) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		unlink(path);
+		return NULL;
+	}
+	/* Every page now, so that the fast path takes no page fault. */
+	memset((char *)m + REEF_RING_HEADER, 0, len);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, REEF_RING_MAGIC, 8);
+	h.version = 1;
+	h.header_size = REEF_RING_HEADER;
+	h.packet_size = b->packet_size;
+	h.npackets = b->npackets;
+	h.instance_id = b->instance_id;
+	h.base = (uint64_t)(uintptr_t)((char *)m + REEF_RING_HEADER);
+	memcpy(h.uuid, reef__st.uuid, 16);
+	h.tid = b->tid;
+	h.pid = (uint32_t)reef__st.pid;
+	memcpy(m, &h, sizeof(h));
+	b->map = m;
+	b->map_len = total;
+	return (char *)m + REEF_RING_HEADER;
+}
+
 static struct reef_buf *register_thread(void)
 {
 	struct reef_buf *b;
@@ -459,14 +606,6 @@ static struct reef_buf *register_thread(void)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	if (posix_memalign(&mem, 4096, n * ps) || !(b->slot_seq = calloc(n, sizeof(uint64_t)))) {
-		free(mem);
-		free(b);
-		return NULL;
-	}
-	/* Touch every page now so that the fast path takes no page fault. */
-	memset(mem, 0, n * ps);
-	b->base = mem;
 	b->npackets = (uint32_t)n;
 	b->wake_at = n >= 4 ? (uint32_t)(n / 4) : 1;
 	b->packet_size = (uint32_t)ps;
@@ -475,6 +614,24 @@ static struct reef_buf *register_thread(void)
 	b->tls = &reef__tls;
 	pthread_mutex_lock(&reef__st.registry_lock);
 	b->instance_id = reef__st.next_instance++;
+	pthread_mutex_unlock(&reef__st.registry_lock);
+	if (!(b->slot_seq = calloc(n, sizeof(uint64_t)))) {
+		free(b);
+		return NULL;
+	}
+	if (reef__st.cfg.crash_safe && !(mem = map_ring(b, n * ps)))
+		warn("cannot map a crash-safe ring; this thread's stays in memory", NULL);
+	if (!mem) {
+		if (posix_memalign(&mem, 4096, n * ps)) {
+			free(b->slot_seq);
+			free(b);
+			return NULL;
+		}
+		/* Touch every page now so that the fast path takes no page fault. */
+		memset(mem, 0, n * ps);
+	}
+	b->base = mem;
+	pthread_mutex_lock(&reef__st.registry_lock);
 	b->next = reef__st.buffers;
 	__atomic_store_n(&reef__st.buffers, b, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&reef__st.registry_lock);
@@ -519,9 +676,12 @@ static void close_packet(struct reef_buf *b, char *pos)
 	uint64_t bits = (uint64_t)(pos - pkt) * 8u;
 	uint32_t slot = (uint32_t)(b->head % b->npackets);
 	reef__store64(pkt + REEF_OFF_TS_END, reef__now());
-	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, bits);
 	reef__store64(pkt + REEF_OFF_PACKET_SIZE, bits);
 	reef__store64(pkt + REEF_OFF_DISCARDED, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+	/* content_size last: in a crash-safe ring, a non-zero content_size
+	 * marks a closed packet whose context is complete (reef recover). */
+	REEF__SIGNAL_FENCE();
+	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, bits);
 	__atomic_store_n(&b->slot_seq[slot], b->seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_RELEASE);
 	b->seq++;
@@ -579,10 +739,19 @@ static int open_packet(struct reef_buf *b)
 	__atomic_store_n(&b->slot_seq[slot], REEF_SLOT_WRITING, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	b->cur = pkt;
+	/* An open packet: no content_size, nothing committed; both before
+	 * the new header, so that a crash-safe ring never shows this slot's
+	 * previous packet under the new sequence number. */
+	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, 0);
+	{
+		char *first = pkt + REEF_PACKET_HEADER_SIZE;
+		memcpy(pkt + b->packet_size - REEF_COMMIT_WORD, &first, sizeof(first));
+	}
+	REEF__SIGNAL_FENCE();
 	fill_packet_header(b, pkt);
 	/* Release: net.c reads the header of the packet `pos` points into. */
 	__atomic_store_n(&reef__tls.pos, pkt + REEF_PACKET_HEADER_SIZE, __ATOMIC_RELEASE);
-	reef__tls.end = pkt + b->packet_size;
+	reef__tls.end = pkt + b->packet_size - REEF_COMMIT_WORD;
 	return 1;
 }
 
@@ -610,7 +779,7 @@ char *reef__reserve_slow(size_t size)
 		}
 		t->buf = b;
 	}
-	if (size > b->packet_size - REEF_PACKET_HEADER_SIZE) {
+	if (size > b->packet_size - REEF_PACKET_HEADER_SIZE - REEF_COMMIT_WORD) {
 		discard_one(b); /* can never fit */
 		t->nest--;
 		return NULL;
@@ -716,6 +885,26 @@ static void write_live_packet(struct reef_buf *b)
 	free(copy);
 }
 
+/* A clean end: everything is in the stream files, the rings go. Still
+ * mapped: a thread may yet be inside an event. */
+static void remove_rings(void)
+{
+	struct reef_buf *b;
+	char path[4400];
+	if (!reef__st.cfg.crash_safe)
+		return;
+	pthread_mutex_lock(&reef__st.registry_lock);
+	for (b = reef__st.buffers; b; b = b->next) {
+		if (b->map) {
+			reef__ring_path(path, sizeof(path), b->instance_id);
+			unlink(path);
+		}
+	}
+	pthread_mutex_unlock(&reef__st.registry_lock);
+	snprintf(path, sizeof(path), "%s/" REEF_RING_DIR, reef__st.dir);
+	rmdir(path);
+}
+
 void reef_shutdown(void)
 {
 	struct reef_buf *b;
@@ -751,6 +940,7 @@ void reef_shutdown(void)
 	reef__write_metadata();
 	reef__wake_consumer();
 	reef__net_finish(); /* live clients: the rest, the metadata, the end */
+	remove_rings();
 }
 
 static void at_exit(void)

@@ -40,6 +40,34 @@
 
 #define REEF_SLOT_WRITING UINT64_MAX
 
+/* The last bytes of every packet slot: the commit word, where the last
+ * complete event ends (an address; stored by reef__commit() in
+ * reef_fast.h). Events never use them: `reef__tls.end` stops before. */
+#define REEF_COMMIT_WORD 8
+
+/* Crash-safe rings (REEF_CRASH_SAFE): each thread's ring is a shared
+ * mapping of DIR/.reef-rings/ring_<instance id>: a header page, then the
+ * packet slots. `reef recover` reads it after the process died; a clean
+ * exit removes it. A closed packet in a slot has a non-zero content_size
+ * (stored last by close_packet()); the open one has content_size 0 and its
+ * commit word (above) says how far its events are complete. Layout of the
+ * header (little-endian): */
+#define REEF_RING_DIR ".reef-rings"
+#define REEF_RING_HEADER 4096
+#define REEF_RING_MAGIC "reefring"
+struct reef_ring_header {
+	char magic[8];             /* "reefring" */
+	uint32_t version;          /* 1 */
+	uint32_t header_size;      /* REEF_RING_HEADER: the first slot's offset */
+	uint32_t packet_size;      /* bytes per slot */
+	uint32_t npackets;         /* slots */
+	uint64_t instance_id;      /* the stream: stream_<instance_id> */
+	uint64_t base;             /* the address of slot 0 in the process */
+	uint8_t uuid[16];          /* the trace's UUID, as in every packet */
+	uint32_t tid;
+	uint32_t pid;
+};
+
 /* net.c's state for one stream (guarded by net.c's lock). */
 #define REEF_MAX_CLIENTS 16
 struct reef_live {
@@ -69,6 +97,8 @@ struct reef_buf {
 	uint32_t tid;
 	uint64_t *slot_seq;        /* per slot: seq of the packet in it */
 	uint32_t wake_at;          /* closed packets waiting that wake the consumer */
+	void *map;                 /* crash-safe: the ring file's mapping, else NULL */
+	size_t map_len;
 
 	_Alignas(REEF_CACHELINE) uint64_t head;  /* packets closed (writer) */
 	uint64_t discarded;        /* events dropped (writer, and its signals) */
@@ -129,6 +159,14 @@ int reef__write_metadata(void) REEF_HIDDEN;
 int reef__drain(int overwrite_snapshot) REEF_HIDDEN;
 int reef__write_packet(struct reef_buf *b, const char *pkt) REEF_HIDDEN;
 int reef__write_discard_packet(struct reef_buf *b) REEF_HIDDEN;
+/* A fatal signal: writes what every thread holds with write(2) alone (no
+ * lock held for long, no allocation, no live clients); returns how many
+ * packets could not be written. */
+int reef__emergency_write(void) REEF_HIDDEN;
+/* Unmaps `b`'s ring (crash-safe) or frees it. */
+void reef__free_ring(struct reef_buf *b) REEF_HIDDEN;
+/* Crash-safe: the path of `b`'s ring file. */
+void reef__ring_path(char *out, size_t n, uint64_t instance_id) REEF_HIDDEN;
 void *reef__consumer_main(void *arg) REEF_HIDDEN;
 /* The expanded metadata text (malloc'd), or NULL. */
 char *reef__metadata_text(size_t *len) REEF_HIDDEN;

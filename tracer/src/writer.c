@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -339,7 +340,7 @@ int reef__drain(int snapshot)
 			pthread_mutex_unlock(&reef__st.registry_lock);
 			if (b->fd >= 0)
 				close(b->fd);
-			free(b->base);
+			reef__free_ring(b);
 			free(b->slot_seq);
 			free(b);
 			link = l;
@@ -449,4 +450,114 @@ void *reef__consumer_main(void *arg)
 		wait_for_wake(1);
 	}
 	return NULL;
+}
+
+void reef__ring_path(char *out, size_t n, uint64_t instance_id)
+{
+	snprintf(out, n, "%s/" REEF_RING_DIR "/ring_%llu", reef__st.dir,
+		 (unsigned long long)instance_id);
+}
+
+void reef__free_ring(struct reef_buf *b)
+{
+	if (b->map) {
+		/* Everything it held is in the stream file: the ring goes. */
+		char path[4400];
+		reef__ring_path(path, sizeof(path), b->instance_id);
+		unlink(path);
+		munmap(b->map, b->map_len);
+	} else {
+		free(b->base);
+	}
+	b->map = NULL;
+	b->base = NULL;
+}
+
+/* Waits up to about a second for `m`: a fatal signal must not wait for
+ * ever on a lock its own thread may hold. */
+static int lock_briefly(pthread_mutex_t *m)
+{
+	int i;
+	for (i = 0; i < 1000; i++) {
+		struct timespec ts = { 0, 1000000 };
+		if (!pthread_mutex_trylock(m))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* The packet in `pkt` (its header and context say how long) to b's stream
+ * file; a copy of the header (`hdr`, REEF_PACKET_HEADER_SIZE bytes) may
+ * replace the packet's own. */
+static int emergency_packet(struct reef_buf *b, const char *hdr, const char *pkt, size_t n)
+{
+	struct iovec iov[2];
+	iov[0].iov_base = (void *)(uintptr_t)hdr;
+	iov[0].iov_len = REEF_PACKET_HEADER_SIZE;
+	iov[1].iov_base = (void *)(uintptr_t)(pkt + REEF_PACKET_HEADER_SIZE);
+	iov[1].iov_len = n - REEF_PACKET_HEADER_SIZE;
+	if (stream_fd(b) < 0)
+		return -1;
+	return writev_all(b->fd, iov, iov[1].iov_len ? 2 : 1);
+}
+
+int reef__emergency_write(void)
+{
+	struct reef_buf *b;
+	int failed = 0, have_drain, have_registry;
+	/* The consumer stops at its next look at `stop`; the one batch it may
+	 * be writing ends in a moment (it holds drain_lock meanwhile). */
+	have_drain = lock_briefly(&reef__st.drain_lock);
+	have_registry = lock_briefly(&reef__st.registry_lock);
+	for (b = __atomic_load_n(&reef__st.buffers, __ATOMIC_ACQUIRE); b; b = b->next) {
+		uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), tail, seq;
+		char hdr[REEF_PACKET_HEADER_SIZE];
+		const char *pkt, *pos;
+		struct reef__tls *t;
+		if (!b->base)
+			continue;
+		tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+		if (!have_drain && reef__st.cfg.mode != REEF_MODE_OVERWRITE)
+			tail = head; /* the consumer may be writing them: leave them */
+		if (head - tail > b->npackets)
+			tail = head - b->npackets;
+		for (; tail < head; tail++) {
+			size_t n;
+			pkt = b->base + (size_t)(tail % b->npackets) * b->packet_size;
+			n = (size_t)(reef__load64(pkt + REEF_OFF_CONTENT_SIZE) / 8u);
+			if (n < REEF_PACKET_HEADER_SIZE || n > b->packet_size ||
+			    reef__load64(pkt + REEF_OFF_SEQ_NUM) != __atomic_load_n(&b->slot_seq[tail % b->npackets], __ATOMIC_ACQUIRE)) {
+				failed++;
+				continue;
+			}
+			memcpy(hdr, pkt, sizeof(hdr));
+			if (emergency_packet(b, hdr, pkt, n))
+				failed++;
+		}
+		__atomic_store_n(&b->tail, head, __ATOMIC_RELEASE);
+		/* The open packet: its committed events. */
+		t = b->retired ? NULL : b->tls;
+		if (!t || !b->cur)
+			continue;
+		pkt = b->cur;
+		pos = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+		if (pos <= pkt + REEF_PACKET_HEADER_SIZE || pos > pkt + b->packet_size - REEF_COMMIT_WORD)
+			continue;
+		memcpy(hdr, pkt, sizeof(hdr));
+		seq = reef__load64(hdr + REEF_OFF_SEQ_NUM);
+		if (seq != b->seq)
+			continue;
+		reef__store64(hdr + REEF_OFF_TS_END, reef__now());
+		reef__store64(hdr + REEF_OFF_CONTENT_SIZE, (uint64_t)(pos - pkt) * 8u);
+		reef__store64(hdr + REEF_OFF_PACKET_SIZE, (uint64_t)(pos - pkt) * 8u);
+		reef__store64(hdr + REEF_OFF_DISCARDED, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+		if (emergency_packet(b, hdr, pkt, (size_t)(pos - pkt)))
+			failed++;
+	}
+	if (have_registry)
+		pthread_mutex_unlock(&reef__st.registry_lock);
+	if (have_drain)
+		pthread_mutex_unlock(&reef__st.drain_lock);
+	return failed;
 }

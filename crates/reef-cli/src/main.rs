@@ -8,9 +8,11 @@ mod cmd_activities;
 mod cmd_analyses;
 mod cmd_check;
 mod cmd_gen;
+mod cmd_install;
 mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
+mod cmd_recover;
 mod cmd_stats;
 mod cmd_view;
 mod output;
@@ -20,7 +22,7 @@ mod source;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use reef_analyses::io::Mode;
 
 #[derive(Parser)]
@@ -226,6 +228,20 @@ enum Command {
     ///
     /// Example: reef view --open ~/lttng-traces/my-session/kernel
     View(cmd_view::ViewArgs),
+    /// Write the trace of a libreef program that died: its stream files,
+    /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
+    ///
+    /// Example: REEF_CRASH_SAFE=1 REEF_OUTPUT=t ./app; reef recover t -o t-recovered
+    Recover(cmd_recover::RecoverArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell) on stdout.
+    ///
+    /// Example: reef completions bash > ~/.local/share/bash-completion/completions/reef
+    Completions(cmd_install::CompletionsArgs),
+    /// Write the manual pages of reef and its subcommands (used by `make
+    /// install`).
+    #[command(hide = true)]
+    Man(cmd_install::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -257,6 +273,11 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
+        Command::Recover(a) => cmd_recover::run(a),
+        Command::Completions(a) => {
+            cmd_install::completions(a, Cli::command()).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man(a) => cmd_install::man(a, Cli::command()).map(|()| ExitCode::SUCCESS),
     };
     match r {
         Ok(code) => code,
