@@ -266,6 +266,12 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let class = reef_ctf::trace::TraceClass::load(dir)?;
+    // The metadata is copied as it is: a cut one (which reading commands
+    // read with the declarations before the cut) would make a damaged
+    // trace.
+    if let Some(d) = &class.damage {
+        return Err(d.error().into());
+    }
     // The packet layout read below is libreef's.
     match class.meta.env_get("tracer_name") {
         Some(reef_ctf::model::EnvValue::Str(t)) if t == "reef" => {}
