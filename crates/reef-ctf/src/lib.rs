@@ -27,6 +27,13 @@
 //! # Ok::<(), reef_ctf::Error>(())
 //! ```
 //!
+//! A trace copied while it was being recorded, cut by a full disk or left
+//! by a crash opens all the same: a stream file whose last packet is cut is
+//! read up to its last complete event ([`FileCut`]), a metadata file cut
+//! inside a declaration with the declarations before the cut
+//! ([`read_metadata_cut`]); [`Trace::damage`] says what is missing, for
+//! readers to report once they have read the rest.
+//!
 //! The library does no I/O beyond reading the trace it is pointed at, prints
 //! nothing and never exits the process.
 

@@ -35,6 +35,11 @@
 //! # Ok::<(), reef_read::Error>(())
 //! ```
 //!
+//! A damaged input — a stream file whose last packet is cut, a metadata
+//! file cut inside a declaration ([`reef_ctf::Damage`]) — is read up to the
+//! damage: every event before it is given, in order, then the reading
+//! ends with an error that names each damage ([`Ending`]).
+//!
 //! *API boundary*: the library prints nothing and never exits the process;
 //! every failure is an [`Error`] that names the file, the byte offset and
 //! what was expected. Progress is a byte counter ([`Source::progress`]);
