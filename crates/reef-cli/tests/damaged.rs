@@ -58,22 +58,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-use common::{assert_no_crash, conformance};
-
-/// A small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+use common::{assert_no_crash, conformance, first_difference, Rng};
 
 fn seed() -> u64 {
     std::env::var("REEF_DAMAGED_SEED")
@@ -679,15 +664,7 @@ fn run_cut(p: &Prepared, f: usize, at: u64, deep: bool, work: &Path) -> Result<u
         status_ok(out, cmd)?;
         if out.stdout != want.as_bytes() {
             let got = String::from_utf8_lossy(&out.stdout);
-            let (n, (g, w)) = got
-                .lines()
-                .map(Some)
-                .chain(std::iter::repeat(None))
-                .zip(want.lines().map(Some).chain(std::iter::repeat(None)))
-                .take_while(|(g, w)| g.is_some() || w.is_some())
-                .enumerate()
-                .find(|(_, (g, w))| g != w)
-                .unwrap_or((0, (None, None)));
+            let (n, g, w) = first_difference(&got, want);
             return Err(format!(
                 "{what}: {cmd}: {} lines, expected {}; first difference at line {}:\n   got: {}\n  want: {}",
                 got.lines().count(),
@@ -761,14 +738,14 @@ fn cut_streams(p: &Prepared, rng: &mut Rng) {
     let n = cuts_per_trace();
     let cuts: Vec<(usize, u64)> = (0..n)
         .map(|_| {
-            let f = rng.below(p.files.len() as u64) as usize;
+            let f = rng.below(p.files.len());
             let file = &p.files[f];
             let len = file.data.len() as u64;
             let at = if rng.below(8) == 0 {
-                let pk = &file.packets[rng.below(file.packets.len() as u64) as usize];
-                pk.off + rng.below(160)
+                let pk = &file.packets[rng.below(file.packets.len())];
+                pk.off + rng.below(160) as u64
             } else {
-                rng.below(len)
+                rng.below(len as usize) as u64
             };
             (f, at.clamp(1, len - 1))
         })
@@ -1014,9 +991,7 @@ fn metadata_cut_at_random_offsets() {
             .and_then(|p| find(p, b"event {"))
             .map(|p| p + 10);
         let n = 60;
-        let mut cuts: Vec<usize> = (0..n)
-            .map(|_| 1 + rng.below(meta.len() as u64 - 1) as usize)
-            .collect();
+        let mut cuts: Vec<usize> = (0..n).map(|_| 1 + rng.below(meta.len() - 1)).collect();
         cuts.extend(after_last_used);
         let mut full = 0;
         for (i, &at) in cuts.iter().enumerate() {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{assert_no_crash, conformance, reef};
+use common::{assert_no_crash, conformance, first_difference, reef};
 
 #[test]
 fn golden_index() {
@@ -79,15 +79,7 @@ fn golden_index() {
         if out.stdout != expected {
             let got = String::from_utf8_lossy(&out.stdout);
             let want = String::from_utf8_lossy(&expected);
-            let (n, (g, w)) = got
-                .lines()
-                .map(Some)
-                .chain(std::iter::repeat(None))
-                .zip(want.lines().map(Some).chain(std::iter::repeat(None)))
-                .take_while(|(g, w)| g.is_some() || w.is_some())
-                .enumerate()
-                .find(|(_, (g, w))| g != w)
-                .unwrap_or((0, (None, None)));
+            let (n, g, w) = first_difference(&got, &want);
             failures.push(format!(
                 "{what}: output differs at line {}:\n   got: {}\n  want: {}",
                 n + 1,

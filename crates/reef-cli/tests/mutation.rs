@@ -8,6 +8,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod common;
+
+use common::Rng;
 use reef_ctf::Item;
 use reef_print::{Options, Pretty};
 
@@ -46,20 +49,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static A: Counting = Counting;
-
-/// A small deterministic PRNG (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn conformance() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
@@ -144,7 +133,7 @@ fn mutate(rng: &mut Rng, files: &[PathBuf]) -> String {
         }
         3 => {
             let at = rng.below(bytes.len()) & !3;
-            let v = (rng.next() as u32).to_le_bytes();
+            let v = (rng.next_u64() as u32).to_le_bytes();
             for (b, v) in bytes.iter_mut().skip(at).zip(v) {
                 *b = v;
             }
