@@ -69,6 +69,23 @@ impl Stream {
     /// Records the stream's next messages: the next one, and when it is
     /// an event read in its bytes, the events after it in its packet.
     fn fill(&mut self) -> Result<(), reef_ctf::Error> {
+        // A time past the range of nanoseconds from the origin ends the
+        // stream with an error (as in every reader), after the records
+        // before it.
+        let mut overflow = None;
+        let r = self.fill_records(&mut overflow);
+        if let Some((at, cycles)) = overflow {
+            self.buf.truncate(at);
+            let e = reef_iter::out_of_range(&self.cur, self.cur.packet.offset, cycles);
+            if self.buf.is_empty() {
+                return Err(e);
+            }
+            self.error = Some(e);
+        }
+        r
+    }
+
+    fn fill_records(&mut self, overflow: &mut Option<(usize, u64)>) -> Result<(), reef_ctf::Error> {
         self.buf.clear();
         self.at = 0;
         if let Some(e) = self.error.take() {
@@ -92,10 +109,16 @@ impl Stream {
             ..
         } = self;
         let mut push = |cycles: Option<u64>, class: usize, what: What, body| {
-            let (ns, what) = match cycles.and_then(|cy| conv.ns(cy)) {
-                Some(ns) => {
+            let (ns, what) = match cycles.map(|cy| (cy, conv.ns(cy))) {
+                Some((_, Some(ns))) => {
                     *last_ns = ns;
                     (ns, what)
+                }
+                Some((cy, None)) => {
+                    if overflow.is_none() {
+                        *overflow = Some((buf.len(), cy));
+                    }
+                    (*last_ns, What::Untimed)
                 }
                 None => (*last_ns, What::Untimed),
             };

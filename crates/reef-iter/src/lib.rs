@@ -334,9 +334,10 @@ impl Muxer {
                     | Some(Item::DiscardedPackets { begin, end, .. }) => begin.or(end),
                     None => None,
                 };
-                let ns = cycles
-                    .zip(self.clocks[i].as_ref())
-                    .and_then(|(cy, conv)| conv.ns(cy));
+                let ns = match (cycles, self.clocks[i].as_ref(), item) {
+                    (Some(cy), Some(conv), Some(it)) => Some(conv.ns_of_item(cy, c, it)?),
+                    _ => None,
+                };
                 (item, ns)
             }
         };
@@ -442,6 +443,19 @@ impl Muxer {
 /// streams' current keys rather than with a heap.
 const SCAN_MAX: usize = 8;
 
+/// The error of a message at `cycles`, at byte `offset` of `c`'s file,
+/// whose time is past the 64-bit range of nanoseconds from the origin.
+pub fn out_of_range(c: &reef_ctf::StreamCursor, offset: u64, cycles: u64) -> reef_ctf::Error {
+    reef_ctf::Error::Stream {
+        path: c.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
+        offset,
+        msg: format!(
+            "cannot convert clock cycles {cycles} to nanoseconds from the clock's origin: \
+             the time is past the 64-bit range (clock offset too large)"
+        ),
+    }
+}
+
 /// A clock's cycles-to-nanoseconds conversion with the offset precomputed:
 /// the same result as [`reef_ctf::ClockClass::ns_from_origin`], without
 /// its per-call 128-bit divisions.
@@ -462,6 +476,26 @@ impl ClockConv {
             freq,
             inv: 1.0 / freq as f64,
         }
+    }
+
+    /// Nanoseconds from the origin of `cycles` for the current item of `c`
+    /// (a message at `cycles`); a time past the 64-bit range of
+    /// nanoseconds from the origin (an offset too large) is an error, as
+    /// in babeltrace2 ("cannot convert clock cycles to nanoseconds from
+    /// origin"), not a message without a time.
+    pub fn ns_of_item(
+        &self,
+        cycles: u64,
+        c: &reef_ctf::StreamCursor,
+        item: reef_ctf::Item,
+    ) -> Result<i64, reef_ctf::Error> {
+        self.ns(cycles).ok_or_else(|| {
+            let offset = match item {
+                reef_ctf::Item::Event => c.event.offset,
+                _ => c.packet.offset,
+            };
+            out_of_range(c, offset, cycles)
+        })
     }
 
     /// Nanoseconds from the origin of `cycles`, `None` on overflow.

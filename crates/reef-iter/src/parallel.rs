@@ -138,7 +138,17 @@ impl Batch {
                 Item::DiscardedEvents { begin, end, .. }
                 | Item::DiscardedPackets { begin, end, .. } => begin.or(end),
             };
-            let ns = cycles.zip(clock).and_then(|(cy, conv)| conv.ns(cy));
+            let ns = match (cycles, clock) {
+                (Some(cy), Some(conv)) => match conv.ns_of_item(cy, c, item) {
+                    Ok(ns) => Some(ns),
+                    Err(e) => {
+                        self.end = Some(Err(e));
+                        self.end_packets = c.packets_read;
+                        return;
+                    }
+                },
+                _ => None,
+            };
             if item == Item::Event {
                 match render.as_deref_mut() {
                     Some(r) => r.render(c, ns, &mut self.text),

@@ -103,7 +103,16 @@ pub(crate) fn scan_one(c: &mut StreamCursor, begin: i64, end: i64) -> StreamScan
             }
         }
         settle!();
-        let ns = cycles.and_then(ns_of);
+        let ns = match (cycles, conv.as_ref()) {
+            (Some(cy), Some(cv)) => match cv.ns_of_item(cy, c, item) {
+                Ok(ns) => Some(ns),
+                Err(err) => {
+                    s.error = Some((last, err.into()));
+                    break;
+                }
+            },
+            _ => None,
+        };
         if let Some(ns) = ns {
             if ns < last {
                 s.error = Some((
