@@ -231,7 +231,7 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 #define NFATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
 static struct sigaction fatal_old[NFATAL];
 static int fatal_state; /* 0, 1 writing, 2 written */
-static __thread int fatal_here;
+static __thread int fatal_here __attribute__((tls_model("initial-exec"))); /* no __tls_get_addr in a handler */
 
 static void say(const char *a, const char *b, const char *c)
 {
