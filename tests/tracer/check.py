@@ -7,12 +7,16 @@ packet contexts (read straight from the stream files, whose layout libreef
 and the generated metadata fix: see tracer/src/internal.h).
 """
 import argparse
+import difflib
 import os
+import random
 import re
 import shlex
+import shutil
 import struct
 import subprocess
 import sys
+import time
 
 ARGS = None
 FAILURES = []
@@ -132,12 +136,17 @@ def test(fn):
     return fn
 
 
-def modes_prog():
-    exe = work("modes")
+def program(name):
+    """tests/tracer/NAME.c with its NAME.reef schema, built once."""
+    exe = work(name)
     if not os.path.exists(exe):
-        gen(os.path.join(ARGS.root, "tests/tracer/modes.reef"), work("modes-gen"))
-        build(os.path.join(ARGS.root, "tests/tracer/modes.c"), work("modes-gen"), exe)
+        gen(os.path.join(ARGS.root, "tests/tracer", name + ".reef"), work(name + "-gen"))
+        build(os.path.join(ARGS.root, "tests/tracer", name + ".c"), work(name + "-gen"), exe)
     return exe
+
+
+def modes_prog():
+    return program("modes")
 
 
 def record(what, n=None, env=None, trace_name=None):
@@ -422,26 +431,16 @@ STEP = re.compile(r"\{ thread = (\d+), n = (\d+), check = (\d+) \}$")
 CRASH_ENV = {"REEF_MODE": "block", "REEF_BUFFER_SIZE": "64K", "REEF_PACKET_SIZE": "4K"}
 
 
-def crash_prog():
-    exe = work("crash")
-    if not os.path.exists(exe):
-        gen(os.path.join(ARGS.root, "tests/tracer/crash.reef"), work("crash-gen"))
-        build(os.path.join(ARGS.root, "tests/tracer/crash.c"), work("crash-gen"), exe)
-    return exe
-
-
 def crash_run(name, args, env, kill_after=None):
     """Runs crash.c with 4 threads; kill -9 after `kill_after` seconds.
     Returns (trace, exit status, stderr, {thread: last n it logged})."""
-    import shutil
-    import time
     trace, side = work("crash-" + name), work("crash-" + name + "-side")
     shutil.rmtree(trace, ignore_errors=True)
     shutil.rmtree(side, ignore_errors=True)
     os.makedirs(side)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("REEF_")}
     full_env.update(env, REEF_OUTPUT=trace, TZ="UTC")
-    p = subprocess.Popen([crash_prog(), "4", side] + args, env=full_env,
+    p = subprocess.Popen([program("crash"), "4", side] + args, env=full_env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if kill_after is not None:
         time.sleep(kill_after)
@@ -475,7 +474,6 @@ def contiguous(ns, what):
 
 def recover(trace):
     out = trace + "-recovered"
-    import shutil
     shutil.rmtree(out, ignore_errors=True)
     p = run([ARGS.reef, "recover", trace, "-o", out])
     err = p.stderr.decode()
@@ -486,7 +484,6 @@ def recover(trace):
 
 @test
 def crash_safe_kill_9_loses_only_events_in_flight():
-    import random
     seed = int(os.environ.get("REEF_CRASH_SEED", "2611"))
     rnd = random.Random(seed)
     flight, events = 0, 0
@@ -569,8 +566,6 @@ def recover_reports_damaged_input_and_never_panics():
     """reef recover on rings and stream files with flipped bytes, zeroed
     ranges or cut short: exit 0 with a trace babeltrace2 reads, or exit 1
     with a message; never a panic."""
-    import random
-    import shutil
     seed = int(os.environ.get("REEF_CRASH_SEED", "2611"))
     rnd = random.Random(seed)
     env = dict(CRASH_ENV, REEF_CRASH_SAFE="1")
@@ -618,7 +613,6 @@ def recover_reports_damaged_input_and_never_panics():
                       % (what, bt_err[-800:]))
                 meta_refused += 1
                 if not meta_example:
-                    import difflib
                     orig = open(os.path.join(trace, "metadata"), errors="replace").read().splitlines()
                     meta_example = [l for l in difflib.ndiff(orig, bytes(data).decode(errors="replace").splitlines())
                                     if l[:1] in "+-"]

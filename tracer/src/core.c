@@ -673,15 +673,8 @@ static void keep_consumer_off_this_cpu(void)
 static void close_packet(struct reef_buf *b, char *pos)
 {
 	char *pkt = b->cur;
-	uint64_t bits = (uint64_t)(pos - pkt) * 8u;
 	uint32_t slot = (uint32_t)(b->head % b->npackets);
-	reef__store64(pkt + REEF_OFF_TS_END, reef__now());
-	reef__store64(pkt + REEF_OFF_PACKET_SIZE, bits);
-	reef__store64(pkt + REEF_OFF_DISCARDED, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
-	/* content_size last: in a crash-safe ring, a non-zero content_size
-	 * marks a closed packet whose context is complete (reef recover). */
-	REEF__SIGNAL_FENCE();
-	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, bits);
+	reef__seal(pkt, (size_t)(pos - pkt), __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
 	__atomic_store_n(&b->slot_seq[slot], b->seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_RELEASE);
 	b->seq++;
@@ -875,11 +868,7 @@ static void write_live_packet(struct reef_buf *b)
 	memcpy(copy, pkt, len);
 	if (__atomic_load_n(&b->head, __ATOMIC_ACQUIRE) == head &&
 	    reef__load64(copy + REEF_OFF_SEQ_NUM) == b->seq) {
-		reef__store64(copy + REEF_OFF_TS_END, reef__now());
-		reef__store64(copy + REEF_OFF_CONTENT_SIZE, (uint64_t)len * 8u);
-		reef__store64(copy + REEF_OFF_PACKET_SIZE, (uint64_t)len * 8u);
-		reef__store64(copy + REEF_OFF_DISCARDED,
-			      __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+		reef__seal(copy, len, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
 		reef__write_packet(b, copy);
 	}
 	free(copy);

@@ -186,4 +186,17 @@ static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }
 static inline void reef__store32(char *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline uint64_t reef__load64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+/* Completes the context of a packet of `len` bytes whose header is at
+ * `pkt`: its end time now, its sizes, the discarded count. content_size
+ * last: in a crash-safe ring a non-zero content_size marks a closed packet
+ * whose context is complete (reef recover). */
+static inline void reef__seal(char *pkt, size_t len, uint64_t discarded)
+{
+	reef__store64(pkt + REEF_OFF_TS_END, reef__now());
+	reef__store64(pkt + REEF_OFF_PACKET_SIZE, (uint64_t)len * 8u);
+	reef__store64(pkt + REEF_OFF_DISCARDED, discarded);
+	REEF__SIGNAL_FENCE();
+	reef__store64(pkt + REEF_OFF_CONTENT_SIZE, (uint64_t)len * 8u);
+}
+
 #endif

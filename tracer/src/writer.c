@@ -548,10 +548,7 @@ int reef__emergency_write(void)
 		seq = reef__load64(hdr + REEF_OFF_SEQ_NUM);
 		if (seq != b->seq)
 			continue;
-		reef__store64(hdr + REEF_OFF_TS_END, reef__now());
-		reef__store64(hdr + REEF_OFF_CONTENT_SIZE, (uint64_t)(pos - pkt) * 8u);
-		reef__store64(hdr + REEF_OFF_PACKET_SIZE, (uint64_t)(pos - pkt) * 8u);
-		reef__store64(hdr + REEF_OFF_DISCARDED, __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
+		reef__seal(hdr, (size_t)(pos - pkt), __atomic_load_n(&b->discarded, __ATOMIC_RELAXED));
 		if (emergency_packet(b, hdr, pkt, (size_t)(pos - pkt)))
 			failed++;
 	}
