@@ -377,6 +377,12 @@ impl Attribution {
     }
 }
 
+/// An events table without rows (its schema), for a trace without
+/// events.
+pub fn empty_events(trace_column: bool) -> Result<RecordBatch, ArrowError> {
+    EventsTable::new(trace_column).finish()
+}
+
 /// Turns the events of a reading into batches.
 pub struct Batcher {
     opts: Options,

@@ -218,10 +218,17 @@ fn row_of<W: Write>(trace: usize, c: &StreamCursor, w: &Who, out: &mut Out<W>) -
     match (w.tid, w.cpu) {
         (Some(tid), _) if tid != 0 => {
             let pid = real_pid(trace, w.pid.unwrap_or(tid));
-            if let Some(n) = &w.procname {
-                out.thread_names.insert((pid, tid), n.clone());
-                if w.pid.is_none_or(|p| p == tid) {
-                    out.process_names.insert(pid, n.clone());
+            match &w.procname {
+                Some(n) => {
+                    out.thread_names.insert((pid, tid), n.clone());
+                    if w.pid.is_none_or(|p| p == tid) {
+                        out.process_names.insert(pid, n.clone());
+                    }
+                }
+                None => {
+                    out.thread_names
+                        .entry((pid, tid))
+                        .or_insert_with(|| format!("thread {tid}"));
                 }
             }
             (pid, tid)

@@ -212,6 +212,12 @@ pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Op
             }
         }
     }
+    // A trace without events still has its (empty) events table.
+    for t in 0..files.parts.len() {
+        if !files.open.contains_key(&(t, Table::Events, "")) {
+            files.write(t, Table::Events, "", &reef_arrow::empty_events(false)?)?;
+        }
+    }
     files.summary.events = batcher.events();
     Ok((files.close()?, stopped))
 }
