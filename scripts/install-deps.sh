@@ -4,7 +4,7 @@
 # Chromium (the page of `reef view`, driven by playwright-core from web/);
 # cmake, pkg-config and man-db for the install tests (tests/install).
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv time build-essential chromium cmake pkg-config man-db)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

@@ -8,9 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 reef="${1:-$PWD/target/release/reef}"
 venv="${REEF_EXPORT_VENV:-/tmp/reef-export-venv}"
-if ! "$venv/bin/python3" -c 'import duckdb, pyarrow, polars, bt2' 2>/dev/null; then
+if ! "$venv/bin/python3" -c 'import duckdb, pyarrow, polars, pyspark, bt2' 2>/dev/null; then
     rm -rf "$venv"
     /usr/bin/python3 -m venv --system-site-packages "$venv"
-    "$venv/bin/pip" install -q duckdb==2.0.1 pyarrow==26.0.1 polars==2.1.0
+    "$venv/bin/pip" install -q duckdb==2.0.1 pyarrow==26.0.1 polars==2.1.0 pyspark==4.0.1
 fi
 "$venv/bin/python3" tests/export/check.py "$reef"
+# Spark in local mode on the machine's OpenJDK 17 (scripts/install-deps.sh).
+"$venv/bin/python3" tests/export/spark.py "$reef" 2> >(grep -v -e '^WARNING' -e 'WARN ' -e log4j -e 'setLogLevel' -e 'default log level' >&2)
