@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::schema::types::ColumnPath;
 use parquet::file::properties::WriterProperties;
 use reef_arrow::{Batcher, Table};
 use reef_ctf::{EnvValue, Item};
@@ -170,10 +171,18 @@ pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Op
         let is_kernel = matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel");
         kernel.push((opts.kernel_tables && is_kernel).then(Kernel::new));
     }
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("a valid level")))
-        .set_max_row_group_row_count(Some(opts.row_group_rows))
-        .build();
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("a valid level")))
+        .set_max_row_group_row_count(Some(opts.row_group_rows));
+    // Times and ranks are nearly all distinct and increasing: deltas, not
+    // a dictionary (whose hash table would only grow and be thrown away).
+    for col in ["seq", "ts", "dur"] {
+        props = props
+            .set_column_dictionary_enabled(ColumnPath::from(col), false)
+            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED);
+    }
+    let props = props.build();
+    let parts_n = parts.len();
     let mut files = Files {
         out: out.to_path_buf(),
         props,
@@ -182,42 +191,67 @@ pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Op
         used: BTreeMap::new(),
         summary: Summary::default(),
     };
+    // Encoding and compressing run on a thread of their own, beside the
+    // reading: batches go to it through a short queue.
+    type Job = (usize, Table, &'static str, RecordBatch);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(8);
+    let writer = std::thread::spawn(move || -> Result<Summary, Error> {
+        let mut written = vec![false; parts_n];
+        for (trace, table, derived, b) in rx {
+            if table == Table::Events && derived.is_empty() {
+                written[trace] = true;
+            }
+            files.write(trace, table, derived, &b)?;
+        }
+        // A trace without events still has its (empty) events table.
+        for (t, w) in written.iter().enumerate() {
+            if !w {
+                files.write(t, Table::Events, "", &reef_arrow::empty_events(false)?)?;
+            }
+        }
+        files.close()
+    });
     let mut batcher = Batcher::new(reef_arrow::Options {
         batch_rows: opts.batch_rows,
         trace_column: false,
     });
-    let stopped = src.for_each_message(|m| {
+    // A send fails only when the writer stopped on an error: the join
+    // below reports it.
+    let send = |job: Job| tx.send(job).map_err(|_| Error::Usage(String::new()));
+    let read = src.for_each_message(|m| {
         if m.item != Item::Event {
             return Ok(ControlFlow::Continue(()));
         }
         batcher.push(m)?;
         for b in batcher.take_ready() {
-            files.write(b.trace, b.table, "", &b.batch)?;
+            send((b.trace, b.table, "", b.batch))?;
         }
         if let (Some(k), Some(ns)) = (kernel[m.trace].as_mut(), m.ns) {
             k.event(m.cursor, ns);
             for (name, b) in k.take(opts.batch_rows)? {
-                files.write(m.trace, Table::Events, name, &b)?;
+                send((m.trace, Table::Events, name, b))?;
             }
         }
         Ok::<_, Error>(ControlFlow::Continue(()))
-    })?;
-    for b in batcher.finish()? {
-        files.write(b.trace, b.table, "", &b.batch)?;
-    }
-    for (t, k) in kernel.iter_mut().enumerate() {
-        if let Some(k) = k {
-            for (name, b) in k.take(0)? {
-                files.write(t, Table::Events, name, &b)?;
+    });
+    let finished = read.and_then(|stopped| {
+        for b in batcher.finish()? {
+            send((b.trace, b.table, "", b.batch))?;
+        }
+        for (t, k) in kernel.iter_mut().enumerate() {
+            if let Some(k) = k {
+                for (name, b) in k.take(0)? {
+                    send((t, Table::Events, name, b))?;
+                }
             }
         }
-    }
-    // A trace without events still has its (empty) events table.
-    for t in 0..files.parts.len() {
-        if !files.open.contains_key(&(t, Table::Events, "")) {
-            files.write(t, Table::Events, "", &reef_arrow::empty_events(false)?)?;
-        }
-    }
-    files.summary.events = batcher.events();
-    Ok((files.close()?, stopped))
+        Ok(stopped)
+    });
+    drop(tx);
+    let summary = writer.join().map_err(|_| Error::Usage("the Parquet writer thread panicked".into()))?;
+    // The writer's error first: a failed send only follows from it.
+    let mut summary = summary?;
+    let stopped = finished?;
+    summary.events = batcher.events();
+    Ok((summary, stopped))
 }
