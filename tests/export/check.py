@@ -15,8 +15,9 @@ Parquet (`reef convert --to parquet`), read by DuckDB, pyarrow and polars:
 Chrome JSON (`reef convert --to chrome-json`), read by Python's json:
 - one instant per event, in bt2's order, at bt2's time to the nanosecond,
   with the payload bt2 gives;
-- the format's rules: known phases, `B`/`E` nesting per row, times never
-  decreasing per row, every slice ended, `M` events naming rows;
+- the format's rules: known phases, `B`/`E` nesting per row, times of
+  `B`/`E`/`i` never decreasing per row, `X` events not overlapping on a
+  row, every slice ended, `M` events naming rows;
 - the system call slices of each thread are the rows of `syscalls`.
 
 Usage: check.py REEF (run from the repository root; needs bt2, duckdb,
@@ -178,6 +179,7 @@ def bt2_events_safe(path):
 
 
 skipped = []
+syscall_rows = {}
 
 
 def parquet_value(v, ref):
@@ -308,6 +310,7 @@ def check_kernel(trace, path, dsdir, events):
             continue
         for row in res["data"]:
             want[(tid, row[0]["name"])] = row[1]["value"]
+    syscall_rows.update(got)
     check(len(want) > 3 and got == want,
           f"{trace}: system calls per thread and name from syscalls differ from reef syscallstats "
           f"({len(got)} vs {len(want)}; e.g. {sorted(set(got.items()) ^ set(want.items()))[:4]})")
@@ -315,7 +318,7 @@ def check_kernel(trace, path, dsdir, events):
 
 # --- Chrome JSON ---------------------------------------------------------------
 
-def check_chrome(trace, tmp):
+def check_chrome(trace, tmp, calls=None):
     path = os.path.join(SHARED, trace)
     out = os.path.join(tmp, "trace.json")
     r = reef("convert", "--to", "chrome-json", "-o", out, path)
@@ -349,6 +352,7 @@ def check_chrome(trace, tmp):
     # The format's rules.
     stacks = defaultdict(list)
     last = {}
+    x_end = {}
     bad = 0
     named = set()
     for e in evs:
@@ -358,6 +362,16 @@ def check_chrome(trace, tmp):
             named.add(row if e["name"] == "thread_name" else (e["pid"], None))
             continue
         ts = decimal.Decimal(e["ts"])
+        if e["ph"] == "X":
+            # Complete events are written at their end; they must not
+            # overlap on a thread (a thread makes one system call at a time).
+            if e["dur"] < 0:
+                bad += 1
+            if row in x_end and ts < x_end[row]:
+                bad += 1
+            x_end[row] = ts + decimal.Decimal(e["dur"])
+            last.setdefault(row, ts)
+            continue
         if row in last and ts < last[row]:
             bad += 1
         last[row] = ts
@@ -370,14 +384,21 @@ def check_chrome(trace, tmp):
                 stacks[row].pop()
     check(bad == 0, f"{trace}: {bad} rows go back in time or end a slice never begun")
     check(all(not s for s in stacks.values()), f"{trace}: slices left open")
+    if calls is not None:
+        # System call slices on thread rows: per thread and name, as many
+        # as the rows of `syscalls`.
+        got = Counter((e["tid"], e["name"]) for e in evs if e["ph"] == "X" and e.get("cat") == "syscall")
+        check(dict(got) == calls, f"{trace}: system call slices per thread and name differ from the syscalls table "
+              f"(e.g. {sorted(set(got.items()) ^ set(calls.items()))[:4]})")
     check(all(r in named for r in last), f"{trace}: rows without a thread_name")
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for trace in KERNEL + SUCCEED:
+            syscall_rows.clear()
             check_parquet(trace, tmp)
-            check_chrome(trace, tmp)
+            check_chrome(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
     if skipped:
         print(f"bt2 (2.0.4) cannot read {len(skipped)} trace(s), values not compared: {' '.join(skipped)}")
     print(f"{cells} field values compared with bt2")

@@ -75,6 +75,10 @@ impl Strs {
         self.valid.0.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.valid.0.is_empty()
+    }
+
     /// Bytes held: batches are cut before their offsets overflow.
     pub fn bytes(&self) -> usize {
         self.bytes.len()

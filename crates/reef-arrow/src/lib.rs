@@ -314,9 +314,9 @@ impl Attribution {
         if self.kernel.len() <= m.trace {
             self.kernel.resize(m.trace + 1, None);
         }
-        let kernel = *self.kernel[m.trace].get_or_insert_with(|| {
-            matches!(c.trace.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel")
-        });
+        let kernel = *self.kernel[m.trace].get_or_insert_with(
+            || matches!(c.trace.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel"),
+        );
         let look = &mut self.look;
         let int = |f: &mut CtfField| f.get(c).and_then(|v| v.as_i64());
         let text = |f: &mut CtfField| f.get(c).and_then(|v| v.as_str()).map(|s| s.into_owned());
@@ -352,7 +352,8 @@ impl Attribution {
                     }
                 }
                 "sched_process_fork" => {
-                    if let (Some(t), Some(p)) = (int(&mut look.child_tid), int(&mut look.child_pid)) {
+                    if let (Some(t), Some(p)) = (int(&mut look.child_tid), int(&mut look.child_pid))
+                    {
                         let n = text(&mut look.child_comm).unwrap_or_default();
                         th.procs.insert((m.trace, t), (p, n));
                     }

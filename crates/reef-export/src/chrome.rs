@@ -9,19 +9,23 @@
 //!   idle one) goes to its CPU's row of the `CPUs` process, or to its
 //!   stream's row of the `streams` process.
 //! - LTTng kernel traces get slices (`B`/`E`): what each CPU runs, from
-//!   `sched_switch` to `sched_switch` (rows `CPU n`), each thread's system
-//!   calls (entry to exit, on the thread), and interrupts (`irq_handler_*`,
-//!   `softirq_*`) on rows `CPU n IRQ`. Slices of a row nest: an end closes
-//!   the slices opened after its own first, and the slices still open at
-//!   the end of the reading end at its last event.
+//!   `sched_switch` to `sched_switch` (rows `CPU n`), and interrupts
+//!   (`irq_handler_*`, `softirq_*`) on rows `CPU n IRQ`. Slices of a row
+//!   nest: an end closes the slices opened after its own first, and the
+//!   slices still open at the end of the reading end at its last event.
+//!   Each thread's system calls are complete events (`X`, category
+//!   `syscall`) on the thread, as the kernel model of `reef syscallstats`
+//!   pairs entries and exits (the rows of the Parquet `syscalls` table),
+//!   written when they end.
 //! - Names: `M` events name processes and threads as the trace last
 //!   named them.
 //! - Times (`ts`, µs with three decimals: exact nanoseconds) count from
 //!   the reading's first event, whose time from the clock's origin is
 //!   `otherData.reef_origin_ns` (a double holds about 16 digits: absolute
 //!   times in µs would lose the nanoseconds). Events without a time are
-//!   left out. Events are written in time order, so every row's times
-//!   never decrease.
+//!   left out. Events are written in time order (but `X` events, written
+//!   at their end), so the times of a row's `B`, `E` and `i` events never
+//!   decrease.
 //! - Processes of the second and later traces of a reading are numbered
 //!   from `trace × 2^23`, clear of Linux's pids (at most 2^22); the `CPUs`
 //!   and `streams` processes of trace `t` are `2^22 + 1 + 2t` and
@@ -41,6 +45,7 @@ use reef_ctf::{EnvValue, Item, StreamCursor};
 use reef_read::Source;
 use serde_json::{json, Map, Value as Json};
 
+use crate::kernel::Kernel;
 use crate::Error;
 
 const PSEUDO: i64 = 1 << 22;
@@ -85,6 +90,22 @@ impl<W: Write> Out<W> {
         text.push_str(if e.is_empty() { "\"ts\":" } else { ",\"ts\":" });
         text.push_str(&ts_text(ns - origin));
         text.push('}');
+        self.w.write_all(if self.first { b"\n" } else { b",\n" })?;
+        self.first = false;
+        self.w.write_all(text.as_bytes())
+    }
+
+    /// A complete event (`X`) of `dur` ns: its `dur` in µs as exact text.
+    fn event_dur(&mut self, mut e: Map<String, Json>, ns: i64, dur: i64) -> std::io::Result<()> {
+        e.remove("dur");
+        let origin = *self.origin.get_or_insert(ns);
+        let mut text = serde_json::to_string(&e).map_err(std::io::Error::other)?;
+        text.pop();
+        text.push_str(&format!(
+            ",\"dur\":{},\"ts\":{}}}",
+            ts_text(dur),
+            ts_text(ns - origin)
+        ));
         self.w.write_all(if self.first { b"\n" } else { b",\n" })?;
         self.first = false;
         self.w.write_all(text.as_bytes())
@@ -168,6 +189,8 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         name: CtfField::in_scopes("name", Scopes::Payload),
         vec: CtfField::in_scopes("vec", Scopes::Payload),
     };
+    let mut models: Vec<Option<Kernel>> =
+        kernel.iter().map(|&k| k.then(Kernel::calls_only)).collect();
     let mut who = Attribution::default();
     let mut events = 0u64;
     let mut last_ns = None;
@@ -180,7 +203,17 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         let row = row_of(m.trace, c, &w, &mut out);
         let name = c.event_name();
         if kernel[m.trace] {
-            kernel_slices(&mut out, &mut kf, m.trace, c, &w, row, name, ns).map_err(io)?;
+            kernel_slices(&mut out, &mut kf, m.trace, c, &w, name, ns).map_err(io)?;
+        }
+        if let Some(k) = models[m.trace].as_mut() {
+            k.event(c, ns);
+            for call in k.take_calls() {
+                let pid = real_pid(m.trace, call.pid.unwrap_or(call.tid));
+                out.thread_names.entry((pid, call.tid)).or_insert(call.comm);
+                let e = json!({"ph": "X", "name": call.name, "cat": "syscall", "pid": pid, "tid": call.tid,
+                               "dur": Json::Null});
+                out.event_dur(obj(e), call.begin, call.end - call.begin).map_err(io)?;
+            }
         }
         let cat = name.split_once(':').map_or(if kernel[m.trace] { "kernel" } else { "event" }, |p| p.0);
         let e = json!({"ph": "i", "s": "t", "name": name, "cat": cat, "pid": row.0, "tid": row.1, "args": args(c)});
@@ -207,7 +240,8 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         out.event(obj(e), meta_ns).map_err(io)?;
     }
     let origin = out.origin.map_or(Json::Null, |o| json!(o));
-    let tail = format!("\n],\"otherData\":{{\"reef_origin_ns\":{origin},\"reef_events\":{events}}}}}\n");
+    let tail =
+        format!("\n],\"otherData\":{{\"reef_origin_ns\":{origin},\"reef_events\":{events}}}}}\n");
     out.w.write_all(tail.as_bytes()).map_err(io)?;
     out.w.flush().map_err(io)?;
     Ok((events, stopped))
@@ -235,7 +269,9 @@ fn row_of<W: Write>(trace: usize, c: &StreamCursor, w: &Who, out: &mut Out<W>) -
         }
         (_, Some(cpu)) => {
             let pid = cpus_pid(trace);
-            out.process_names.entry(pid).or_insert_with(|| "CPUs".into());
+            out.process_names
+                .entry(pid)
+                .or_insert_with(|| "CPUs".into());
             out.thread_names
                 .entry((pid, cpu))
                 .or_insert_with(|| format!("CPU {cpu}"));
@@ -243,7 +279,9 @@ fn row_of<W: Write>(trace: usize, c: &StreamCursor, w: &Who, out: &mut Out<W>) -
         }
         _ => {
             let pid = streams_pid(trace);
-            out.process_names.entry(pid).or_insert_with(|| "streams".into());
+            out.process_names
+                .entry(pid)
+                .or_insert_with(|| "streams".into());
             let s = c.source as i64;
             out.thread_names.entry((pid, s)).or_insert_with(|| {
                 c.file_path()
@@ -261,7 +299,6 @@ fn kernel_slices<W: Write>(
     trace: usize,
     c: &StreamCursor,
     w: &Who,
-    row: Row,
     name: &str,
     ns: i64,
 ) -> std::io::Result<()> {
@@ -283,19 +320,6 @@ fn kernel_slices<W: Write>(
                 .or_insert_with(|| format!("CPU {cpu}"));
             out.begin(cpu_row, &comm, ns, json!({"tid": next}))?;
         }
-    } else if let Some(call) = name
-        .strip_prefix("syscall_entry_")
-        .or_else(|| name.strip_prefix("compat_syscall_entry_"))
-    {
-        if row.1 != cpu || row.0 != cpus_pid(trace) {
-            out.end_all(row, ns)?;
-            out.begin(row, call, ns, json!({}))?;
-        }
-    } else if let Some(call) = name
-        .strip_prefix("syscall_exit_")
-        .or_else(|| name.strip_prefix("compat_syscall_exit_"))
-    {
-        out.end(row, call, ns)?;
     } else if name == "irq_handler_entry" {
         let irq = int(&mut kf.irq).unwrap_or(-1);
         let n = kf
@@ -307,7 +331,12 @@ fn kernel_slices<W: Write>(
         out.thread_names
             .entry(irq_row)
             .or_insert_with(|| format!("CPU {cpu} IRQ"));
-        out.begin(irq_row, &format!("irq {irq}"), ns, json!({"irq": irq, "name": n}))?;
+        out.begin(
+            irq_row,
+            &format!("irq {irq}"),
+            ns,
+            json!({"irq": irq, "name": n}),
+        )?;
     } else if name == "irq_handler_exit" {
         let irq = int(&mut kf.irq).unwrap_or(-1);
         out.end(irq_row, &format!("irq {irq}"), ns)?;
@@ -334,7 +363,11 @@ fn args(c: &StreamCursor) -> Json {
     };
     for (key, plan, values) in [
         ("ctx", &ep.context, c.event.specific_context()),
-        ("stream_ctx", &sp.event_common_context, c.event.common_context()),
+        (
+            "stream_ctx",
+            &sp.event_common_context,
+            c.event.common_context(),
+        ),
     ] {
         if plan.visible() {
             m.insert(key.into(), scope_json(plan, values, c.data()));
@@ -428,9 +461,11 @@ fn node_json(plan: &Plan, n: u32, values: &[Value], vi: &mut usize, data: &[u8])
             let v = if length > 0 { take(vi) } else { Value::U(0) };
             text(length, v)
         }
-        Node::Array { length, elem, .. } => {
-            Json::Array((0..length).map(|_| node_json(plan, elem, values, vi, data)).collect())
-        }
+        Node::Array { length, elem, .. } => Json::Array(
+            (0..length)
+                .map(|_| node_json(plan, elem, values, vi, data))
+                .collect(),
+        ),
         Node::Sequence { text: true, .. } => {
             let len = match take(vi) {
                 Value::Len(l) => l,
@@ -444,7 +479,11 @@ fn node_json(plan: &Plan, n: u32, values: &[Value], vi: &mut usize, data: &[u8])
                 Value::Len(l) => l,
                 _ => 0,
             };
-            Json::Array((0..len).map(|_| node_json(plan, elem, values, vi, data)).collect())
+            Json::Array(
+                (0..len)
+                    .map(|_| node_json(plan, elem, values, vi, data))
+                    .collect(),
+            )
         }
     }
 }

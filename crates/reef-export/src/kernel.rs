@@ -26,7 +26,7 @@ use arrow_schema::{ArrowError, DataType, Field};
 use reef_analyses::event::{Decoder, Interest, Kind};
 use reef_analyses::lami::{Metadata, Table as LamiTable};
 use reef_analyses::state::{HardIrq, Listener, Proc, SoftIrq, State, Switch, Syscall};
-use reef_analyses::{Analysis, Runner, IndexMap};
+use reef_analyses::{Analysis, IndexMap, Runner};
 use reef_arrow::cols::{Prim, Strs};
 use reef_ctf::access::{Field as CtfField, Scopes};
 use reef_ctf::StreamCursor;
@@ -109,6 +109,20 @@ struct Collector {
     states: States,
     calls: Calls,
     irqs: Irqs,
+    /// Only collect the system calls ended (`calls_only`), no table rows.
+    calls_only: bool,
+    ended: Vec<Call>,
+}
+
+/// A system call the model ended.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub tid: i64,
+    pub pid: Option<i64>,
+    pub comm: String,
+    pub name: String,
+    pub begin: i64,
+    pub end: i64,
 }
 
 static METADATA: Metadata = Metadata {
@@ -129,6 +143,9 @@ fn state_letter(prev_state: i64) -> &'static str {
 
 impl Collector {
     fn slice(&mut self, cpu: i64, r: &Running, end: i64, end_state: Option<&str>) {
+        if self.calls_only {
+            return;
+        }
         let s = &mut self.slices;
         s.cpu.push(cpu);
         s.tid.push(r.tid);
@@ -144,7 +161,7 @@ impl Collector {
     }
 
     fn set_state(&mut self, tid: i64, st: &'static str, ts: i64, cpu: Option<i64>) {
-        if tid == 0 {
+        if tid == 0 || self.calls_only {
             return;
         }
         if let Some((old, since, ocpu)) = self.state.insert(tid, (st, ts, cpu)) {
@@ -163,10 +180,8 @@ impl Listener for Collector {
     fn sched_switch(&mut self, sw: &Switch) {
         let end_state = self.prev_state.map(state_letter);
         match self.running.get(&sw.cpu).cloned() {
-            Some(r) if r.tid == sw.prev_tid => {
-                if r.tid != 0 {
-                    self.slice(sw.cpu, &r, sw.ts, end_state);
-                }
+            Some(r) if r.tid == sw.prev_tid && r.tid != 0 => {
+                self.slice(sw.cpu, &r, sw.ts, end_state);
             }
             None if sw.prev_tid != 0 && !self.stopped.contains(&sw.prev_tid) => {
                 let r = Running {
@@ -200,6 +215,17 @@ impl Listener for Collector {
     }
 
     fn syscall_exit(&mut self, proc: &Proc, call: &Syscall, cpu: i64) {
+        if self.calls_only {
+            self.ended.push(Call {
+                tid: proc.tid,
+                pid: proc.pid,
+                comm: proc.comm.clone(),
+                name: call.name.clone(),
+                begin: call.begin,
+                end: call.end,
+            });
+            return;
+        }
         let c = &mut self.calls;
         c.tid.push(proc.tid);
         c.pid.push_opt(proc.pid);
@@ -217,6 +243,9 @@ impl Listener for Collector {
     }
 
     fn irq_exit(&mut self, irq: &HardIrq) {
+        if self.calls_only {
+            return;
+        }
         let name = self.irq_names.get(&irq.irq).cloned();
         let r = &mut self.irqs;
         r.cpu.push(irq.cpu);
@@ -233,6 +262,9 @@ impl Listener for Collector {
     }
 
     fn softirq_exit(&mut self, irq: &SoftIrq) {
+        if self.calls_only {
+            return;
+        }
         let Some(begin) = irq.begin else { return };
         let r = &mut self.irqs;
         r.cpu.push(irq.cpu);
@@ -249,9 +281,14 @@ impl Listener for Collector {
 /// The kernel's names of the soft IRQ vectors.
 fn softirq_name(vec: i64) -> &'static str {
     const NAMES: [&str; 10] = [
-        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+        "RCU",
     ];
-    usize::try_from(vec).ok().and_then(|v| NAMES.get(v)).copied().unwrap_or("?")
+    usize::try_from(vec)
+        .ok()
+        .and_then(|v| NAMES.get(v))
+        .copied()
+        .unwrap_or("?")
 }
 
 impl Analysis for Collector {
@@ -281,6 +318,19 @@ impl Default for Kernel {
 }
 
 impl Kernel {
+    /// A model that only tells the system calls it ends
+    /// ([`Kernel::take_calls`]), for writers that need no tables.
+    pub fn calls_only() -> Kernel {
+        let mut k = Kernel::new();
+        k.run.analysis.calls_only = true;
+        k
+    }
+
+    /// The system calls ended since the last call.
+    pub fn take_calls(&mut self) -> Vec<Call> {
+        std::mem::take(&mut self.run.analysis.ended)
+    }
+
     pub fn new() -> Kernel {
         Kernel {
             dec: Decoder::new(Interest::ALL),

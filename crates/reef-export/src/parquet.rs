@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
-use parquet::schema::types::ColumnPath;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use reef_arrow::{Batcher, Table};
 use reef_ctf::{EnvValue, Item};
 use reef_read::Source;
@@ -99,7 +99,13 @@ struct Files {
 }
 
 impl Files {
-    fn write(&mut self, trace: usize, table: Table, derived: &'static str, b: &RecordBatch) -> Result<(), Error> {
+    fn write(
+        &mut self,
+        trace: usize,
+        table: Table,
+        derived: &'static str,
+        b: &RecordBatch,
+    ) -> Result<(), Error> {
         let dir_name = match (&table, derived) {
             (_, d) if !d.is_empty() => d.to_string(),
             (Table::Events, _) => "events".to_string(),
@@ -114,9 +120,11 @@ impl Files {
             let path = dir.join(format!("part-{n}.parquet"));
             *n += 1;
             let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
-            let w = ArrowWriter::try_new(f, b.schema(), Some(self.props.clone())).map_err(|e| Error::Parquet {
-                path: path.clone(),
-                source: e,
+            let w = ArrowWriter::try_new(f, b.schema(), Some(self.props.clone())).map_err(|e| {
+                Error::Parquet {
+                    path: path.clone(),
+                    source: e,
+                }
             })?;
             self.open.insert(key.clone(), Writer { path, w });
         }
@@ -142,7 +150,11 @@ impl Files {
 /// Writes every event of `src` (its window and filter applied) under
 /// `out`. Returns what was written and the reading error that stopped it,
 /// if any: everything read before it is written.
-pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Option<reef_read::Error>), Error> {
+pub fn write(
+    mut src: Source,
+    out: &Path,
+    opts: &Options,
+) -> Result<(Summary, Option<reef_read::Error>), Error> {
     let mut parts: Vec<String> = Vec::new();
     let mut kernel: Vec<Option<Kernel>> = Vec::new();
     for (t, label) in src.traces.iter().zip(&src.labels) {
@@ -158,21 +170,22 @@ pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Op
             part = format!("{base}-{k}");
             k += 1;
         }
-        for dir in ["events"] {
-            let d = out.join(dir).join(&part);
-            if d.exists() {
-                return Err(Error::Usage(format!(
-                    "{}: already exists: this trace was converted into this dataset before (remove it, or choose another directory)",
-                    d.display()
-                )));
-            }
+        let d = out.join("events").join(&part);
+        if d.exists() {
+            return Err(Error::Usage(format!(
+                "{}: already exists: this trace was converted into this dataset before (remove it, or choose another directory)",
+                d.display()
+            )));
         }
         parts.push(part);
-        let is_kernel = matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel");
+        let is_kernel =
+            matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel");
         kernel.push((opts.kernel_tables && is_kernel).then(Kernel::new));
     }
     let mut props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("a valid level")))
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(1).expect("a valid level"),
+        ))
         .set_max_row_group_row_count(Some(opts.row_group_rows));
     // Times and ranks are nearly all distinct and increasing: deltas, not
     // a dictionary (whose hash table would only grow and be thrown away).
@@ -248,7 +261,9 @@ pub fn write(mut src: Source, out: &Path, opts: &Options) -> Result<(Summary, Op
         Ok(stopped)
     });
     drop(tx);
-    let summary = writer.join().map_err(|_| Error::Usage("the Parquet writer thread panicked".into()))?;
+    let summary = writer
+        .join()
+        .map_err(|_| Error::Usage("the Parquet writer thread panicked".into()))?;
     // The writer's error first: a failed send only follows from it.
     let mut summary = summary?;
     let stopped = finished?;
