@@ -1,0 +1,135 @@
+"""reef from Python: read CTF traces (LTTng, libreef, barectf) with reef's
+reading library, and compute what the `reef` commands compute.
+
+    import reef
+    for msg in reef.open("my-trace"):
+        if isinstance(msg, reef.Event):
+            print(msg.name, msg.timestamp, msg["tid"])
+
+Messages come in babeltrace2's order (the order of `reef print`): `Event`s
+and `Discarded` notices (discarded events, missing packets). A trace that
+cannot be read raises `reef.Error` (with `file` and `offset`) once every
+message before the problem has been given.
+
+Field values are Python ints, floats, strs (bytes when a string is not
+UTF-8), lists (arrays, sequences) and dicts (structures); a variant gives
+its selected option's value; an enumeration gives a `reef.Enum`, an int
+whose `labels` are the labels mapping its value.
+"""
+
+from . import _reef
+from ._reef import Discarded, Error, Event, Messages, Stream
+
+__version__ = _reef.__version__
+
+__all__ = [
+    "Discarded", "Enum", "Error", "Event", "Messages", "Stream",
+    "open", "stats", "activities", "periods", "analysis", "cputop",
+    "syscallstats", "irqstats", "irqlog", "irqfreq", "schedstats",
+    "schedlog", "schedtop", "schedfreq", "memtop", "iolatency",
+    "iolatencyfreq", "iolatencytop", "iolog", "iousagetop", "listen",
+    "__version__",
+]
+
+
+class Enum(int):
+    """An enumeration field's value: an int, with `labels` (a tuple of the
+    labels whose ranges hold it; empty when none does)."""
+
+    def __new__(cls, value, labels=()):
+        self = super().__new__(cls, value)
+        self.labels = tuple(labels)
+        return self
+
+    def __repr__(self):
+        return f"Enum({int(self)}, labels={self.labels!r})"
+
+
+def _paths(paths):
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
+        paths = paths[0]
+    return [str(p) for p in paths]
+
+
+def open(*paths, begin=None, end=None, filter=None, workers=None):
+    """The messages of the traces under `paths`, merged in time order.
+
+    `begin`/`end`: babeltrace2's `--begin`/`--end` formats (str), or ns from
+    the origin (int). `filter`: an expression of `reef print --filter`'s
+    language. `workers`: decoding threads (default: the CPUs, at most 8).
+    """
+    return _reef.open(_paths(paths), begin, end, filter, workers)
+
+
+def stats(*paths, begin=None, end=None, filter=None, workers=None):
+    """What `reef stats --json` gives, as a dict."""
+    return _reef.stats(_paths(paths), begin, end, filter, workers)
+
+
+def activities(*paths, begin, end, key=None, filter=None, start=None,
+               stop=None, workers=None, log=True, stats=True, freq=None,
+               top=None, script=None):
+    """What `reef activities --json` gives: `begin`/`end` are the
+    `--begin`/`--end` expressions, `key` the `--key` fields, `start`/`stop`
+    the `--from`/`--to` times, `freq` the `--freq-resolution` when a
+    distribution is wanted, `top` N for `--top N`."""
+    return _reef.activities(_paths(paths), begin, end, key, filter, start,
+                            stop, workers, log, stats, freq, top)
+
+
+def periods(*paths, period, captures=(), group_by=(), begin=None, end=None,
+            filter=None, workers=None, log=False, stats=True, freq=None,
+            top=None):
+    """What `reef periods --json` gives: `period` one definition or a list
+    (`NAME[(PARENT)] : BEGIN_EXPR [: END_EXPR]`), `captures` the
+    `--period-captures`, `group_by` capture names."""
+    if isinstance(period, str):
+        period = [period]
+    if isinstance(captures, str):
+        captures = [captures]
+    if isinstance(group_by, str):
+        group_by = [group_by]
+    return _reef.periods(_paths(paths), list(period), list(captures),
+                         list(group_by), begin, end, filter, workers, log,
+                         stats, freq, top)
+
+
+def analysis(name, *paths, begin=None, end=None, **options):
+    """A kernel analysis by its `reef` command's name: the `--lami`
+    results (a dict with `results`: one table per entry, `class`, `time-range`
+    and `data`). Options as the command's, with `_` for `-`: `cpu`, `tid`,
+    `procname` (lists), `min`/`max` (µs), `irq`, `softirq`, `minsize`,
+    `maxsize`, `limit`, `freq_resolution`, `freq_uniform`, `freq_series`,
+    `total`, `per_tid`, `per_prio`, `no_intersection`."""
+    return _reef.analysis(name, _paths(paths), begin, end, options)
+
+
+def _analysis(name):
+    def run(*paths, begin=None, end=None, **options):
+        return analysis(name, *paths, begin=begin, end=end, **options)
+    run.__name__ = name
+    run.__doc__ = f"`reef {name} --lami` results, as a dict (see `analysis`)."
+    return run
+
+
+cputop = _analysis("cputop")
+syscallstats = _analysis("syscallstats")
+irqstats = _analysis("irqstats")
+irqlog = _analysis("irqlog")
+irqfreq = _analysis("irqfreq")
+schedstats = _analysis("schedstats")
+schedlog = _analysis("schedlog")
+schedtop = _analysis("schedtop")
+schedfreq = _analysis("schedfreq")
+memtop = _analysis("memtop")
+iolatency = _analysis("iolatency")
+iolatencyfreq = _analysis("iolatencyfreq")
+iolatencytop = _analysis("iolatencytop")
+iolog = _analysis("iolog")
+iousagetop = _analysis("iousagetop")
+
+
+def listen(address, **kwargs):
+    """Events of a live libreef stream (`REEF_LISTEN`), as `reef listen`
+    receives them."""
+    return _reef.listen(address, **kwargs)

@@ -1,0 +1,967 @@
+//! `reef._reef`: the native part of the `reef` Python package (PyO3, abi3).
+//!
+//! It stands on the reading library and the engines: [`reef_read::Source`]
+//! hands out the messages (babeltrace2's order, window, filter),
+//! `reef_engines` and `reef_analyses` compute what the CLI computes, and
+//! `reef_print` formats an event's line. The Python side (`reef/__init__.py`)
+//! adds keyword arguments and documentation.
+//!
+//! *Laziness*: iterating keeps a copy of each event's decoded values (a few
+//! words per field; strings stay byte ranges of the mapped file) and its
+//! packet's context (shared by the packet's events); Python objects for the
+//! fields are built only when asked for, through a per-stream view cursor
+//! ([`reef_ctf::StreamCursor::present_packet`]) on which `reef_ctf::access`
+//! and `reef_print` work unchanged. Memory stays bounded by what the caller
+//! keeps, never by the trace.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use reef_ctf::plan::{Node, Plan, NONE};
+use reef_ctf::trace::StreamFile;
+use reef_ctf::{Item, PacketInfo, StreamCursor, Trace, Value};
+use reef_print::{Options, Pretty, TraceLabel};
+use reef_read::{ReadOptions, Source, TimeSpec};
+
+mod engines;
+
+create_exception!(
+    _reef,
+    Error,
+    PyException,
+    "A trace that cannot be read: `file` and `offset` (bytes) say where, when known."
+);
+
+/// The `reef.Error` for a reading error: its text is the CLI's, with
+/// `file` and `offset` attributes.
+pub(crate) fn py_err(py: Python<'_>, e: &reef_read::Error) -> PyErr {
+    let (file, offset) = locate(e);
+    let err = Error::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("file", file);
+    let _ = v.setattr("offset", offset);
+    err
+}
+
+/// The file and byte offset of a reading error, when it has them.
+fn locate(e: &reef_read::Error) -> (Option<String>, Option<u64>) {
+    fn ctf(e: &reef_ctf::Error) -> (Option<String>, Option<u64>) {
+        let p = |p: &std::path::Path| Some(p.display().to_string());
+        match e {
+            reef_ctf::Error::Io { path, .. } => (p(path), None),
+            reef_ctf::Error::Metadata { path, .. } => (p(path), None),
+            reef_ctf::Error::Decode { path, err, .. } => (p(path), Some(err.bit_offset / 8)),
+            reef_ctf::Error::Stream { path, offset, .. } => (p(path), Some(*offset)),
+            reef_ctf::Error::Damaged { stop, damage } => match (stop, damage.first()) {
+                (Some(s), _) => ctf(s),
+                (None, Some(d)) => (p(&d.path), Some(d.offset)),
+                (None, None) => (None, None),
+            },
+        }
+    }
+    match e {
+        reef_read::Error::Trace(t) => ctf(t),
+        reef_read::Error::NoTrace { path } => (Some(path.display().to_string()), None),
+        _ => (None, None),
+    }
+}
+
+/// A `begin`/`end` argument: babeltrace2's text formats, or an integer of
+/// nanoseconds from the origin.
+pub(crate) fn time_spec(t: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeSpec>> {
+    let Some(t) = t else { return Ok(None) };
+    if t.is_none() {
+        return Ok(None);
+    }
+    if let Ok(ns) = t.extract::<i64>() {
+        return Ok(Some(TimeSpec::Ns(ns)));
+    }
+    let s: String = t.extract()?;
+    s.parse::<TimeSpec>()
+        .map(Some)
+        .map_err(|e| PyValueError::new_err(format!("`{s}`: {e}")))
+}
+
+/// The reading options of every function: paths, window, filter, workers.
+pub(crate) fn read_options(
+    paths: Vec<std::path::PathBuf>,
+    begin: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    filter: Option<String>,
+    workers: Option<usize>,
+) -> PyResult<ReadOptions> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("no trace path given"));
+    }
+    Ok(ReadOptions {
+        paths,
+        begin: time_spec(begin)?,
+        end: time_spec(end)?,
+        gmt: false,
+        workers,
+        filter,
+    })
+}
+
+/// Opens a source, turning its errors (a bad filter, no trace) into
+/// Python exceptions.
+pub(crate) fn open_source(py: Python<'_>, opts: &ReadOptions) -> PyResult<Source> {
+    match Source::open(opts) {
+        Ok(s) => Ok(s),
+        Err(reef_read::Error::Filter(f)) => Err(PyValueError::new_err(f.to_string())),
+        Err(e) => Err(py_err(py, &e)),
+    }
+}
+
+/// `reef print`'s default options.
+fn print_options() -> Options {
+    let mut o = Options::default();
+    o.clock.delta = true;
+    o
+}
+
+/// A packet as its events saw it: shared by them.
+struct Pkt {
+    file: Option<Arc<StreamFile>>,
+    info: PacketInfo,
+    ctx: Vec<Value>,
+    packets_read: u64,
+}
+
+/// One stream of the reading.
+struct StreamDesc {
+    trace: Arc<Trace>,
+    source: usize,
+    /// Index of the trace in the reading (and of its label).
+    trace_idx: usize,
+}
+
+/// What the events of one reading share: the streams, and the view
+/// cursors and printer their fields and lines are read through.
+pub(crate) struct Shared {
+    streams: Vec<StreamDesc>,
+    labels: Vec<TraceLabel>,
+    views: Mutex<Views>,
+}
+
+struct Views {
+    cursors: Vec<Option<(StreamCursor, Option<Arc<Pkt>>)>>,
+    pretty: Pretty,
+}
+
+impl Shared {
+    fn new(src: &Source) -> Shared {
+        let streams: Vec<StreamDesc> = src
+            .cursors()
+            .iter()
+            .zip(&src.trace_of)
+            .map(|(c, &t)| StreamDesc {
+                trace: c.trace.clone(),
+                source: c.source,
+                trace_idx: t,
+            })
+            .collect();
+        let n = streams.len();
+        Shared {
+            streams,
+            labels: src.labels.clone(),
+            views: Mutex::new(Views {
+                cursors: (0..n).map(|_| None).collect(),
+                pretty: Pretty::new(print_options()),
+            }),
+        }
+    }
+}
+
+/// An event's decoded values, copied off the reading cursor.
+struct Snap {
+    event: usize,
+    ts: Option<u64>,
+    values: Vec<Value>,
+    bounds: [usize; 4],
+    offset: u64,
+    body: u64,
+    end: u64,
+}
+
+/// The reading state behind a `Messages` iterator.
+struct Reading {
+    src: Source,
+    shared: Arc<Shared>,
+    /// Per stream: the last packet seen, and the interned names of its
+    /// event classes.
+    pkts: Vec<Option<Arc<Pkt>>>,
+    names: Vec<Vec<Option<Py<PyString>>>>,
+    /// The previous event's time (ns, cycles): `str(event)`'s delta.
+    prev: (Option<i64>, Option<u64>),
+    done: bool,
+}
+
+/// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
+/// `Discarded` notices. Iterate it once.
+#[pyclass(module = "reef._reef")]
+pub struct Messages {
+    reading: Mutex<Option<Reading>>,
+    opts: ReadOptions,
+}
+
+#[pymethods]
+impl Messages {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self
+            .reading
+            .lock()
+            .map_err(|_| PyValueError::new_err("reading poisoned"))?;
+        if guard.is_none() {
+            let src = open_source(py, &self.opts)?;
+            let shared = Arc::new(Shared::new(&src));
+            let n = shared.streams.len();
+            *guard = Some(Reading {
+                src,
+                shared,
+                pkts: (0..n).map(|_| None).collect(),
+                names: (0..n).map(|_| Vec::new()).collect(),
+                prev: (None, None),
+                done: false,
+            });
+        }
+        let Some(r) = guard.as_mut() else {
+            return Ok(None);
+        };
+        r.next(py)
+    }
+
+    /// The paths this reading was opened with.
+    #[getter]
+    fn paths(&self) -> Vec<String> {
+        self.opts
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+}
+
+impl Reading {
+    fn next(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let m = match self.src.next() {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(py_err(py, &e));
+            }
+        };
+        let i = m.stream;
+        let c = m.cursor;
+        // The packet, shared with the previous event when it is the same.
+        let same = self.pkts[i].as_ref().is_some_and(|p| {
+            p.packets_read == c.packets_read
+                && p.info.offset == c.packet.offset
+                && match (&p.file, c.file()) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if !same {
+            self.pkts[i] = Some(Arc::new(Pkt {
+                file: c.file().cloned(),
+                info: c.packet.clone(),
+                ctx: c.packet_context.clone(),
+                packets_read: c.packets_read,
+            }));
+        }
+        let pkt = self.pkts[i].clone().expect("set above");
+        match m.item {
+            Item::Event => {
+                let ev = &c.event;
+                let names = &mut self.names[i];
+                if names.len() <= ev.event {
+                    names.resize_with(ev.event + 1, || None);
+                }
+                let name = match &names[ev.event] {
+                    Some(n) => n.clone_ref(py),
+                    None => {
+                        let n = PyString::intern(py, c.event_name()).unbind();
+                        names[ev.event] = Some(n.clone_ref(py));
+                        n
+                    }
+                };
+                let e = Event {
+                    shared: self.shared.clone(),
+                    stream: i,
+                    name,
+                    ns: m.ns,
+                    snap: Snap {
+                        event: ev.event,
+                        ts: ev.ts,
+                        values: ev.values.clone(),
+                        bounds: ev.bounds,
+                        offset: ev.offset,
+                        body: ev.body,
+                        end: ev.end,
+                    },
+                    pkt,
+                    prev: self.prev,
+                };
+                self.prev = (m.ns, ev.ts);
+                Ok(Some(Py::new(py, e)?.into_any()))
+            }
+            item => {
+                let label = &self.shared.labels[m.trace];
+                let mut text = Vec::new();
+                Pretty::new(print_options()).discarded(&mut text, label, c, item, false);
+                while text.last() == Some(&b'\n') {
+                    text.pop();
+                }
+                let (kind, count, begin, end) = match item {
+                    Item::DiscardedEvents { count, begin, end } => ("events", count, begin, end),
+                    Item::DiscardedPackets { count, begin, end } => {
+                        ("packets", Some(count), begin, end)
+                    }
+                    Item::Event => unreachable!("handled above"),
+                };
+                let t = &c.trace;
+                let sp = &t.class.streams[c.stream];
+                let clock = sp.clock.map(|k| &t.class.meta.clocks[k]);
+                let ns = |cy: Option<u64>| clock.zip(cy).and_then(|(k, cy)| k.ns_from_origin(cy));
+                let d = Discarded {
+                    shared: self.shared.clone(),
+                    stream: i,
+                    kind,
+                    count,
+                    begin_cycles: begin,
+                    end_cycles: end,
+                    begin: ns(begin),
+                    end: ns(end),
+                    ns: m.ns,
+                    pkt,
+                    text: String::from_utf8_lossy(&text).into_owned(),
+                };
+                Ok(Some(Py::new(py, d)?.into_any()))
+            }
+        }
+    }
+}
+
+/// Opens the traces under `paths` (lazily: on the first `next()`).
+#[pyfunction]
+#[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None))]
+fn open(
+    paths: Vec<std::path::PathBuf>,
+    begin: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    filter: Option<String>,
+    workers: Option<usize>,
+) -> PyResult<Messages> {
+    let opts = read_options(paths, begin, end, filter.clone(), workers)?;
+    // A bad filter is an error now, not at the first event.
+    if let Some(f) = &filter {
+        reef_filter::EventFilter::new(f).map_err(|err| {
+            PyValueError::new_err(
+                reef_filter::LocatedError {
+                    what: "filter".into(),
+                    text: f.clone(),
+                    err,
+                }
+                .to_string(),
+            )
+        })?;
+    }
+    Ok(Messages {
+        reading: Mutex::new(None),
+        opts,
+    })
+}
+
+/// Where an event's stream is: see `Event.stream`.
+#[pyclass(module = "reef._reef", frozen, get_all)]
+pub struct Stream {
+    /// Index of the stream among every stream of the reading.
+    index: usize,
+    /// The stream class id.
+    class_id: u64,
+    /// The stream instance id of the packet, when its header has one.
+    instance_id: Option<u64>,
+    /// The packet context's `cpu_id`, when it has one.
+    cpu: Option<i64>,
+    /// The trace's name, as `reef print --fields=trace` shows it.
+    trace: String,
+    /// The stream file.
+    path: Option<String>,
+}
+
+#[pymethods]
+impl Stream {
+    fn __repr__(&self) -> String {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "None".into());
+        format!(
+            "Stream(index={}, class_id={}, cpu={}, trace={:?}, path={})",
+            self.index,
+            self.class_id,
+            opt(self.cpu.map(|c| c.to_string())),
+            self.trace,
+            opt(self.path.as_ref().map(|p| format!("{p:?}")))
+        )
+    }
+}
+
+fn stream_of(shared: &Shared, i: usize, pkt: &Pkt) -> Stream {
+    let d = &shared.streams[i];
+    let stream = d.trace.sources[d.source].stream;
+    let sp = &d.trace.class.streams[stream];
+    let meta = &d.trace.class.meta;
+    let class_id = meta.streams[sp.class].id;
+    let cpu = find_member(&sp.packet_context, &pkt.ctx, "cpu_id").and_then(|(n, vi)| {
+        match (&sp.packet_context.nodes[n as usize], pkt.ctx.get(vi)) {
+            (Node::Int { .. }, Some(Value::U(u))) => i64::try_from(*u).ok(),
+            (Node::Int { .. }, Some(Value::I(i))) => Some(*i),
+            _ => None,
+        }
+    });
+    Stream {
+        index: i,
+        class_id,
+        instance_id: pkt.info.stream_instance_id,
+        cpu,
+        trace: shared.labels[d.trace_idx].name.clone(),
+        path: pkt.file.as_ref().map(|f| f.path.display().to_string()),
+    }
+}
+
+/// An event: name, time, stream and fields.
+#[pyclass(module = "reef._reef", frozen)]
+pub struct Event {
+    shared: Arc<Shared>,
+    stream: usize,
+    name: Py<PyString>,
+    ns: Option<i64>,
+    snap: Snap,
+    pkt: Arc<Pkt>,
+    prev: (Option<i64>, Option<u64>),
+}
+
+/// The scopes of an event, in the order `ev["field"]` searches them (the
+/// filter language's): payload, specific context, common context, header,
+/// packet context.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    Payload,
+    Context,
+    StreamContext,
+    Header,
+    PacketContext,
+}
+
+impl Event {
+    /// Runs `f` on the view cursor of this event's stream, showing this
+    /// event.
+    fn with_cursor<R>(&self, f: impl FnOnce(&StreamCursor, &mut Pretty) -> R) -> R {
+        let mut views = self.shared.views.lock().unwrap_or_else(|p| p.into_inner());
+        let Views { cursors, pretty } = &mut *views;
+        let slot = &mut cursors[self.stream];
+        let d = &self.shared.streams[self.stream];
+        let (cur, shown) =
+            slot.get_or_insert_with(|| (StreamCursor::new(d.trace.clone(), d.source), None));
+        if !shown.as_ref().is_some_and(|p| Arc::ptr_eq(p, &self.pkt)) {
+            if let Some(file) = &self.pkt.file {
+                cur.present_packet(file, &self.pkt.info, &self.pkt.ctx, self.pkt.packets_read);
+            }
+            *shown = Some(self.pkt.clone());
+        }
+        let s = &self.snap;
+        cur.event.event = s.event;
+        cur.event.ts = s.ts;
+        cur.event.values.clear();
+        cur.event.values.extend_from_slice(&s.values);
+        cur.event.bounds = s.bounds;
+        cur.event.offset = s.offset;
+        cur.event.body = s.body;
+        cur.event.end = s.end;
+        f(cur, pretty)
+    }
+
+    /// A scope's plan and values.
+    fn scope<'a>(&'a self, sc: Scope) -> (&'a Plan, &'a [Value]) {
+        let d = &self.shared.streams[self.stream];
+        let stream = d.trace.sources[d.source].stream;
+        let sp = &d.trace.class.streams[stream];
+        let ep = &sp.events[self.snap.event];
+        let v = &self.snap.values;
+        let b = self.snap.bounds;
+        match sc {
+            Scope::Header => (&sp.event_header, &v[..b[0]]),
+            Scope::StreamContext => (&sp.event_common_context, &v[b[0]..b[1]]),
+            Scope::Context => (&ep.context, &v[b[1]..b[2]]),
+            Scope::Payload => (&ep.payload, &v[b[2]..b[3]]),
+            Scope::PacketContext => (&sp.packet_context, &self.pkt.ctx),
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        self.pkt.file.as_deref().map_or(&[], |f| f.data())
+    }
+
+    fn scope_dict(&self, py: Python<'_>, sc: Scope) -> PyResult<Py<PyAny>> {
+        let (plan, values) = self.scope(sc);
+        let conv = Conv {
+            py,
+            plan,
+            values,
+            data: self.data(),
+            all: sc == Scope::Header,
+        };
+        let dict = PyDict::new(py);
+        if let Some(root) = plan.root {
+            if let Node::Struct { first, count, .. } = plan.nodes[root as usize] {
+                let mut vi = 0;
+                for k in first..first + count {
+                    let child = plan.children[k as usize];
+                    let name = &plan.names[k as usize];
+                    if !conv.all && !plan.nodes[child as usize].visible() {
+                        skip(plan, values, child, &mut vi);
+                        continue;
+                    }
+                    let v = conv.node(child, &mut vi)?;
+                    dict.set_item(name.strip_prefix('_').unwrap_or(name), v)?;
+                }
+            }
+        }
+        Ok(dict.into_any().unbind())
+    }
+
+    fn lookup(&self, py: Python<'_>, key: &str) -> PyResult<Option<Py<PyAny>>> {
+        for sc in [
+            Scope::Payload,
+            Scope::Context,
+            Scope::StreamContext,
+            Scope::Header,
+            Scope::PacketContext,
+        ] {
+            let (plan, values) = self.scope(sc);
+            if let Some((n, mut vi)) = find_member(plan, values, key) {
+                let conv = Conv {
+                    py,
+                    plan,
+                    values,
+                    data: self.data(),
+                    all: true,
+                };
+                return conv.node(n, &mut vi).map(Some);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The top-level member `key` of a scope (one leading `_` of its name may
+/// be left out, as in the filter language): its node and first value.
+fn find_member(plan: &Plan, values: &[Value], key: &str) -> Option<(u32, usize)> {
+    let root = plan.root?;
+    let Node::Struct { first, count, .. } = plan.nodes[root as usize] else {
+        return None;
+    };
+    let mut vi = 0;
+    for k in first..first + count {
+        let child = plan.children[k as usize];
+        let name = &plan.names[k as usize];
+        if name == key || name.strip_prefix('_') == Some(key) {
+            return Some((child, vi));
+        }
+        skip(plan, values, child, &mut vi);
+    }
+    None
+}
+
+/// Steps `vi` over node `n`'s values.
+fn skip(plan: &Plan, values: &[Value], n: u32, vi: &mut usize) {
+    let take = |vi: &mut usize| {
+        let v = values.get(*vi).copied();
+        *vi += 1;
+        v
+    };
+    match plan.nodes[n as usize] {
+        Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => *vi += 1,
+        Node::Struct { first, count, .. } => {
+            for i in first..first + count {
+                skip(plan, values, plan.children[i as usize], vi);
+            }
+        }
+        Node::Variant { first, .. } => {
+            if let Some(Value::Opt(o)) = take(vi) {
+                skip(plan, values, plan.children[(first + o) as usize], vi);
+            }
+        }
+        Node::Array {
+            length, elem, text, ..
+        } => {
+            if text {
+                *vi += (length > 0) as usize;
+            } else {
+                for _ in 0..length {
+                    skip(plan, values, elem, vi);
+                }
+            }
+        }
+        Node::Sequence { elem, text, .. } => {
+            if let Some(Value::Len(len)) = take(vi) {
+                if text {
+                    *vi += (len > 0) as usize;
+                } else {
+                    for _ in 0..len {
+                        skip(plan, values, elem, vi);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static ENUM_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Values of a scope as Python objects.
+struct Conv<'a, 'py> {
+    py: Python<'py>,
+    plan: &'a Plan,
+    values: &'a [Value],
+    data: &'a [u8],
+    /// Structures show their hidden members too (the event header).
+    all: bool,
+}
+
+impl Conv<'_, '_> {
+    fn take(&self, vi: &mut usize) -> Option<Value> {
+        let v = self.values.get(*vi).copied();
+        *vi += 1;
+        v
+    }
+
+    fn text(&self, s: &[u8]) -> PyResult<Py<PyAny>> {
+        match std::str::from_utf8(s) {
+            Ok(t) => t.into_py_any(self.py),
+            Err(_) => PyBytes::new(self.py, s).into_py_any(self.py),
+        }
+    }
+
+    fn node(&self, n: u32, vi: &mut usize) -> PyResult<Py<PyAny>> {
+        let py = self.py;
+        let plan = self.plan;
+        match plan.nodes[n as usize] {
+            Node::Int { enum_idx, .. } => {
+                let v = self.take(vi);
+                let int = match v {
+                    Some(Value::U(u)) => u.into_py_any(py)?,
+                    Some(Value::I(i)) => i.into_py_any(py)?,
+                    _ => return Ok(py.None()),
+                };
+                if enum_idx == NONE {
+                    return Ok(int);
+                }
+                let key = match v {
+                    Some(Value::U(u)) => u as i128,
+                    Some(Value::I(i)) => i as i128,
+                    _ => 0,
+                };
+                let labels: Vec<&str> = plan.enums[enum_idx as usize].labels_for(key).collect();
+                let cls = ENUM_CLASS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+                    Ok(py.import("reef")?.getattr("Enum")?.unbind())
+                })?;
+                Ok(cls
+                    .bind(py)
+                    .call1((int, PyTuple::new(py, labels)?))?
+                    .unbind())
+            }
+            Node::BigInt { size, le, .. } => {
+                let Some(Value::Big { bit_off }) = self.take(vi) else {
+                    return Ok(py.None());
+                };
+                // Most significant 64-bit chunk first.
+                let mut hex = String::new();
+                let mut remaining = size;
+                while remaining > 0 {
+                    let k = remaining.min(64);
+                    remaining -= k;
+                    let off = if le {
+                        bit_off + remaining as u64
+                    } else {
+                        bit_off + (size - remaining - k) as u64
+                    };
+                    let v = if le {
+                        reef_ctf::bits::read_le(self.data, off, k)
+                    } else {
+                        reef_ctf::bits::read_be(self.data, off, k)
+                    };
+                    hex.push_str(&format!("{v:0w$x}", w = k.div_ceil(4) as usize));
+                }
+                Ok(py
+                    .get_type::<pyo3::types::PyInt>()
+                    .call1((hex, 16))?
+                    .unbind())
+            }
+            Node::Float { .. } => match self.take(vi) {
+                Some(Value::F(f)) => f.into_py_any(py),
+                _ => Ok(py.None()),
+            },
+            Node::String => match self.take(vi) {
+                Some(Value::Bytes { off, len }) => self.text(&self.data[off..off + len]),
+                _ => Ok(py.None()),
+            },
+            Node::Struct { first, count, .. } => {
+                let d = PyDict::new(py);
+                for i in first..first + count {
+                    let child = plan.children[i as usize];
+                    if !self.all && !plan.nodes[child as usize].visible() {
+                        skip(plan, self.values, child, vi);
+                        continue;
+                    }
+                    let name = &plan.names[i as usize];
+                    d.set_item(name.strip_prefix('_').unwrap_or(name), self.node(child, vi)?)?;
+                }
+                Ok(d.into_any().unbind())
+            }
+            Node::Variant { first, .. } => match self.take(vi) {
+                Some(Value::Opt(o)) => self.node(plan.children[(first + o) as usize], vi),
+                _ => Ok(py.None()),
+            },
+            Node::Array {
+                length, elem, text, ..
+            } => self.elements(elem, length, text, vi),
+            Node::Sequence { elem, text, .. } => match self.take(vi) {
+                Some(Value::Len(len)) => self.elements(elem, len, text, vi),
+                _ => Ok(py.None()),
+            },
+        }
+    }
+
+    fn elements(&self, elem: u32, len: u64, text: bool, vi: &mut usize) -> PyResult<Py<PyAny>> {
+        if text {
+            if len == 0 {
+                return "".into_py_any(self.py);
+            }
+            return match self.take(vi) {
+                Some(Value::Bytes { off, len }) => {
+                    let b = &self.data[off..off + len];
+                    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+                    self.text(&b[..end])
+                }
+                _ => Ok(self.py.None()),
+            };
+        }
+        let l = PyList::empty(self.py);
+        for _ in 0..len {
+            l.append(self.node(elem, vi)?)?;
+        }
+        Ok(l.into_any().unbind())
+    }
+}
+
+#[pymethods]
+impl Event {
+    /// The event's name.
+    #[getter]
+    fn name(&self, py: Python<'_>) -> Py<PyString> {
+        self.name.clone_ref(py)
+    }
+
+    /// Nanoseconds from the clock's origin (None: the stream has no clock).
+    #[getter]
+    fn timestamp(&self) -> Option<i64> {
+        self.ns
+    }
+
+    /// The clock's value in cycles when the event was recorded.
+    #[getter]
+    fn cycles(&self) -> Option<u64> {
+        self.snap.ts
+    }
+
+    /// Its stream: index, class id, CPU, trace name, file.
+    #[getter]
+    fn stream(&self) -> Stream {
+        stream_of(&self.shared, self.stream, &self.pkt)
+    }
+
+    /// The event's payload, as a dict.
+    #[getter]
+    fn payload(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scope_dict(py, Scope::Payload)
+    }
+
+    /// The event's specific context.
+    #[getter]
+    fn context(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scope_dict(py, Scope::Context)
+    }
+
+    /// The stream's event (common) context.
+    #[getter]
+    fn stream_context(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scope_dict(py, Scope::StreamContext)
+    }
+
+    /// The packet context (the fields babeltrace2 shows).
+    #[getter]
+    fn packet_context(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scope_dict(py, Scope::PacketContext)
+    }
+
+    /// The event header (every field, as decoded).
+    #[getter]
+    fn header(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.scope_dict(py, Scope::Header)
+    }
+
+    /// A field, looked up as the filter language does: payload, specific
+    /// context, common context, header, packet context.
+    fn __getitem__(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
+        self.lookup(py, key)?
+            .ok_or_else(|| PyKeyError::new_err(key.to_string()))
+    }
+
+    /// `ev.get("field", default)`.
+    #[pyo3(signature = (key, default=None))]
+    fn get(&self, py: Python<'_>, key: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        Ok(self
+            .lookup(py, key)?
+            .unwrap_or_else(|| default.unwrap_or_else(|| py.None())))
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
+        Ok(self.lookup(py, key)?.is_some())
+    }
+
+    /// The event's `reef print` line (without its newline); the delta is
+    /// from the previous event of the same iteration.
+    fn __str__(&self) -> String {
+        let label = &self.shared.labels[self.shared.streams[self.stream].trace_idx];
+        let mut out = Vec::new();
+        self.with_cursor(|c, pretty| {
+            pretty.set_previous(self.prev.0, self.prev.1);
+            pretty.event(&mut out, label, c, self.ns);
+        });
+        while out.last() == Some(&b'\n') {
+            out.pop();
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "<reef.Event {} at {:?}>",
+            self.name.bind(py).to_string_lossy(),
+            self.ns
+        )
+    }
+}
+
+impl Event {
+    /// Runs `f` over this event as a reading cursor shows it (scripts
+    /// compare through `reef_filter` and `reef_engines`).
+    pub(crate) fn cursor<R>(&self, f: impl FnOnce(&StreamCursor) -> R) -> R {
+        self.with_cursor(|c, _| f(c))
+    }
+}
+
+/// A discarded-events or discarded-packets notice.
+#[pyclass(module = "reef._reef", frozen)]
+pub struct Discarded {
+    shared: Arc<Shared>,
+    stream: usize,
+    kind: &'static str,
+    count: Option<u64>,
+    begin_cycles: Option<u64>,
+    end_cycles: Option<u64>,
+    begin: Option<i64>,
+    end: Option<i64>,
+    ns: Option<i64>,
+    pkt: Arc<Pkt>,
+    text: String,
+}
+
+#[pymethods]
+impl Discarded {
+    /// "events" or "packets".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// How many (None: the tracer may have discarded events, number
+    /// unknown).
+    #[getter]
+    fn count(&self) -> Option<u64> {
+        self.count
+    }
+
+    /// The range's beginning, ns from the origin.
+    #[getter]
+    fn begin(&self) -> Option<i64> {
+        self.begin
+    }
+
+    /// The range's end, ns from the origin.
+    #[getter]
+    fn end(&self) -> Option<i64> {
+        self.end
+    }
+
+    #[getter]
+    fn begin_cycles(&self) -> Option<u64> {
+        self.begin_cycles
+    }
+
+    #[getter]
+    fn end_cycles(&self) -> Option<u64> {
+        self.end_cycles
+    }
+
+    /// Its time in the merged order (ns from the origin).
+    #[getter]
+    fn timestamp(&self) -> Option<i64> {
+        self.ns
+    }
+
+    #[getter]
+    fn stream(&self) -> Stream {
+        stream_of(&self.shared, self.stream, &self.pkt)
+    }
+
+    /// babeltrace2's warning, as `reef print` writes it on stderr.
+    fn __str__(&self) -> String {
+        self.text.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<reef.Discarded {} {:?}>", self.kind, self.count)
+    }
+}
+
+#[pymodule]
+fn _reef(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("Error", m.py().get_type::<Error>())?;
+    m.add_class::<Messages>()?;
+    m.add_class::<Event>()?;
+    m.add_class::<Discarded>()?;
+    m.add_class::<Stream>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    engines::register(m)?;
+    Ok(())
+}
