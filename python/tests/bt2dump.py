@@ -7,7 +7,8 @@ Events: [name, ns from origin, cycles, {payload}, {specific context},
 {common context}, {packet context}]; discarded notices: ["discarded-events"
 or "discarded-packets", count]. Enumerations are {"enum": value, "labels":
 sorted labels}; reals are floats (NaN as the string "nan"); a variant is its
-selected option's value; static/dynamic arrays are lists.
+selected option's value; static/dynamic arrays are lists. A reading
+error ends the output with ["error"].
 """
 
 import json
@@ -48,21 +49,30 @@ def scope(f):
 
 def main():
     out = sys.stdout
-    for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
-        if type(msg) is bt2._EventMessageConst:
-            ev = msg.event
-            cs = msg.default_clock_snapshot if msg.event.stream.cls.default_clock_class else None
-            pkt = ev.packet.context_field if ev.packet is not None else None
-            row = [ev.name, cs.ns_from_origin if cs else None, cs.value if cs else None,
-                   scope(ev.payload_field), scope(ev.specific_context_field),
-                   scope(ev.common_context_field), scope(pkt)]
-        elif type(msg) is bt2._DiscardedEventsMessageConst:
-            row = ["discarded-events", msg.count]
-        elif type(msg) is bt2._DiscardedPacketsMessageConst:
-            row = ["discarded-packets", msg.count]
-        else:
-            continue
-        out.write(json.dumps(row) + "\n")
+    try:
+        for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+            row = one(msg)
+            if row is not None:
+                out.write(json.dumps(row) + "\n")
+    except bt2._Error:
+        # The reading failed: every message before the failure was given.
+        out.write(json.dumps(["error"]) + "\n")
+
+
+def one(msg):
+    if type(msg) is bt2._EventMessageConst:
+        ev = msg.event
+        clocked = ev.stream.cls.default_clock_class is not None
+        cs = msg.default_clock_snapshot if clocked else None
+        pkt = ev.packet.context_field if ev.packet is not None else None
+        return [ev.name, cs.ns_from_origin if cs else None, cs.value if cs else None,
+                scope(ev.payload_field), scope(ev.specific_context_field),
+                scope(ev.common_context_field), scope(pkt)]
+    if type(msg) is bt2._DiscardedEventsMessageConst:
+        return ["discarded-events", msg.count]
+    if type(msg) is bt2._DiscardedPacketsMessageConst:
+        return ["discarded-packets", msg.count]
+    return None
 
 
 if __name__ == "__main__":

@@ -22,12 +22,15 @@ def conv(v):
 
 
 def rows(path, **kw):
-    for m in reef.open(path, **kw):
-        if isinstance(m, reef.Event):
-            yield [m.name, m.timestamp, m.cycles, conv(m.payload), conv(m.context),
-                   conv(m.stream_context), conv(m.packet_context)]
-        else:
-            yield ["discarded-" + m.kind, m.count]
+    try:
+        for m in reef.open(path, **kw):
+            if isinstance(m, reef.Event):
+                yield [m.name, m.timestamp, m.cycles, conv(m.payload), conv(m.context),
+                       conv(m.stream_context), conv(m.packet_context)]
+            else:
+                yield ["discarded-" + m.kind, m.count]
+    except reef.Error:
+        yield ["error"]
 
 
 if __name__ == "__main__":
