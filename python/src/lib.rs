@@ -179,27 +179,173 @@ impl Shared {
     }
 }
 
-/// An event's decoded values, copied off the reading cursor.
-struct Snap {
-    event: usize,
+/// One message of a batch, as the reading thread copied it off its
+/// cursor.
+struct Rec {
+    stream: u32,
+    /// Index into the stream plans' events (events), or the notice.
+    kind: RecKind,
+    ns: Option<i64>,
     ts: Option<u64>,
-    values: Vec<Value>,
+    /// The event's values: `Batch::values[start..start + bounds[3]]`.
+    start: usize,
     bounds: [usize; 4],
     offset: u64,
     body: u64,
     end: u64,
-}
-
-/// The reading state behind a `Messages` iterator.
-struct Reading {
-    src: Source,
-    shared: Arc<Shared>,
-    /// Per stream: the last packet seen, and the interned names of its
-    /// event classes.
-    pkts: Vec<Option<Arc<Pkt>>>,
-    names: Vec<Vec<Option<Py<PyString>>>>,
+    pkt: Arc<Pkt>,
     /// The previous event's time (ns, cycles): `str(event)`'s delta.
     prev: (Option<i64>, Option<u64>),
+}
+
+enum RecKind {
+    Event(usize),
+    Discarded(Box<Notice>),
+}
+
+struct Notice {
+    kind: &'static str,
+    count: Option<u64>,
+    begin_cycles: Option<u64>,
+    end_cycles: Option<u64>,
+    begin: Option<i64>,
+    end: Option<i64>,
+    text: String,
+}
+
+/// Messages read ahead by the reading thread; the events handed to Python
+/// keep their batch alive (their values live in it).
+pub(crate) struct Batch {
+    shared: Arc<Shared>,
+    recs: Vec<Rec>,
+    values: Vec<Value>,
+}
+
+/// Messages per batch, and batches read ahead: the reading thread runs
+/// this far ahead of Python, no further.
+const BATCH: usize = 2048;
+const AHEAD: usize = 2;
+
+type Sent = Result<Batch, reef_read::Error>;
+
+/// The reading thread: reads `src` into batches until the end, an error
+/// (sent after the batches before it) or the receiver's departure.
+fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSender<Sent>) {
+    let n = shared.streams.len();
+    let mut pkts: Vec<Option<Arc<Pkt>>> = (0..n).map(|_| None).collect();
+    let mut prev = (None, None);
+    let fresh = |shared: &Arc<Shared>| Batch {
+        shared: shared.clone(),
+        recs: Vec::with_capacity(BATCH),
+        values: Vec::with_capacity(BATCH * 8),
+    };
+    let mut b = fresh(&shared);
+    loop {
+        let m = match src.next() {
+            Ok(Some(m)) => m,
+            Ok(None) => break,
+            Err(e) => {
+                if !b.recs.is_empty() && tx.send(Ok(b)).is_err() {
+                    return;
+                }
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        let i = m.stream;
+        let c = m.cursor;
+        let same = pkts[i].as_ref().is_some_and(|p| {
+            p.packets_read == c.packets_read
+                && p.info.offset == c.packet.offset
+                && match (&p.file, c.file()) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if !same {
+            pkts[i] = Some(Arc::new(Pkt {
+                file: c.file().cloned(),
+                info: c.packet.clone(),
+                ctx: c.packet_context.clone(),
+                packets_read: c.packets_read,
+            }));
+        }
+        let pkt = pkts[i].clone().expect("set above");
+        let ev = &c.event;
+        let start = b.values.len();
+        let kind = match m.item {
+            Item::Event => {
+                b.values.extend_from_slice(&ev.values[..ev.bounds[3].min(ev.values.len())]);
+                RecKind::Event(ev.event)
+            }
+            item => RecKind::Discarded(Box::new(notice(&shared, m.trace, c, item))),
+        };
+        let is_event = matches!(kind, RecKind::Event(_));
+        b.recs.push(Rec {
+            stream: i as u32,
+            kind,
+            ns: m.ns,
+            ts: ev.ts,
+            start,
+            bounds: if is_event { ev.bounds } else { [0; 4] },
+            offset: ev.offset,
+            body: ev.body,
+            end: ev.end,
+            pkt,
+            prev,
+        });
+        if is_event {
+            prev = (m.ns, ev.ts);
+        }
+        if b.recs.len() >= BATCH {
+            if tx.send(Ok(b)).is_err() {
+                return;
+            }
+            b = fresh(&shared);
+        }
+    }
+    if !b.recs.is_empty() {
+        let _ = tx.send(Ok(b));
+    }
+}
+
+/// A discarded-events or -packets notice, with babeltrace2's warning.
+fn notice(shared: &Shared, trace: usize, c: &StreamCursor, item: Item) -> Notice {
+    let label = &shared.labels[trace];
+    let mut text = Vec::new();
+    Pretty::new(print_options()).discarded(&mut text, label, c, item, false);
+    while text.last() == Some(&b'\n') {
+        text.pop();
+    }
+    let (kind, count, begin, end) = match item {
+        Item::DiscardedEvents { count, begin, end } => ("events", count, begin, end),
+        Item::DiscardedPackets { count, begin, end } => ("packets", Some(count), begin, end),
+        Item::Event => ("events", None, None, None),
+    };
+    let t = &c.trace;
+    let sp = &t.class.streams[c.stream];
+    let clock = sp.clock.map(|k| &t.class.meta.clocks[k]);
+    let ns = |cy: Option<u64>| clock.zip(cy).and_then(|(k, cy)| k.ns_from_origin(cy));
+    Notice {
+        kind,
+        count,
+        begin_cycles: begin,
+        end_cycles: end,
+        begin: ns(begin),
+        end: ns(end),
+        text: String::from_utf8_lossy(&text).into_owned(),
+    }
+}
+
+/// The Python side of a reading: batches received from the reading
+/// thread, handed out one message at a time.
+struct Reading {
+    rx: std::sync::mpsc::Receiver<Sent>,
+    batch: Option<Arc<Batch>>,
+    at: usize,
+    /// Per stream, the interned names of its event classes.
+    names: Vec<Vec<Option<Py<PyString>>>>,
     done: bool,
 }
 
@@ -226,12 +372,16 @@ impl Messages {
             let src = open_source(py, &self.opts)?;
             let shared = Arc::new(Shared::new(&src));
             let n = shared.streams.len();
+            let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
+            std::thread::Builder::new()
+                .name("reef-read".into())
+                .spawn(move || read_ahead(src, shared, tx))
+                .map_err(|e| PyValueError::new_err(format!("starting the reading thread: {e}")))?;
             *guard = Some(Reading {
-                src,
-                shared,
-                pkts: (0..n).map(|_| None).collect(),
+                rx,
+                batch: None,
+                at: 0,
                 names: (0..n).map(|_| Vec::new()).collect(),
-                prev: (None, None),
                 done: false,
             });
         }
@@ -254,109 +404,78 @@ impl Messages {
 
 impl Reading {
     fn next(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        if self.done {
-            return Ok(None);
-        }
-        let m = match self.src.next() {
-            Ok(Some(m)) => m,
-            Ok(None) => {
-                self.done = true;
+        loop {
+            if let Some(b) = &self.batch {
+                if self.at < b.recs.len() {
+                    break;
+                }
+                self.batch = None;
+            }
+            if self.done {
                 return Ok(None);
             }
-            Err(e) => {
-                self.done = true;
-                return Err(py_err(py, &e));
+            let rx = &mut self.rx;
+            let got = match rx.try_recv() {
+                Ok(x) => Ok(x),
+                // Waiting for the reading thread: without the GIL.
+                Err(std::sync::mpsc::TryRecvError::Empty) => py.detach(move || rx.recv()),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => Err(std::sync::mpsc::RecvError),
+            };
+            match got {
+                Ok(Ok(b)) => {
+                    self.batch = Some(Arc::new(b));
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(py_err(py, &e));
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(None);
+                }
             }
-        };
-        let i = m.stream;
-        let c = m.cursor;
-        // The packet, shared with the previous event when it is the same.
-        let same = self.pkts[i].as_ref().is_some_and(|p| {
-            p.packets_read == c.packets_read
-                && p.info.offset == c.packet.offset
-                && match (&p.file, c.file()) {
-                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                    (None, None) => true,
-                    _ => false,
-                }
-        });
-        if !same {
-            self.pkts[i] = Some(Arc::new(Pkt {
-                file: c.file().cloned(),
-                info: c.packet.clone(),
-                ctx: c.packet_context.clone(),
-                packets_read: c.packets_read,
-            }));
         }
-        let pkt = self.pkts[i].clone().expect("set above");
-        match m.item {
-            Item::Event => {
-                let ev = &c.event;
-                let names = &mut self.names[i];
-                if names.len() <= ev.event {
-                    names.resize_with(ev.event + 1, || None);
+        let b = self.batch.as_ref().expect("checked above");
+        let idx = self.at;
+        self.at += 1;
+        let rec = &b.recs[idx];
+        match &rec.kind {
+            RecKind::Event(class) => {
+                let names = &mut self.names[rec.stream as usize];
+                if names.len() <= *class {
+                    names.resize_with(class + 1, || None);
                 }
-                let name = match &names[ev.event] {
+                let name = match &names[*class] {
                     Some(n) => n.clone_ref(py),
                     None => {
-                        let n = PyString::intern(py, c.event_name()).unbind();
-                        names[ev.event] = Some(n.clone_ref(py));
+                        let d = &b.shared.streams[rec.stream as usize];
+                        let sp = &d.trace.class.streams[d.trace.sources[d.source].stream];
+                        let text = &d.trace.class.meta.streams[sp.class].events
+                            [sp.events[*class].class]
+                            .name;
+                        let n = PyString::intern(py, text).unbind();
+                        names[*class] = Some(n.clone_ref(py));
                         n
                     }
                 };
                 let e = Event {
-                    shared: self.shared.clone(),
-                    stream: i,
+                    batch: b.clone(),
+                    idx,
                     name,
-                    ns: m.ns,
-                    snap: Snap {
-                        event: ev.event,
-                        ts: ev.ts,
-                        values: ev.values.clone(),
-                        bounds: ev.bounds,
-                        offset: ev.offset,
-                        body: ev.body,
-                        end: ev.end,
-                    },
-                    pkt,
-                    prev: self.prev,
                 };
-                self.prev = (m.ns, ev.ts);
                 Ok(Some(Py::new(py, e)?.into_any()))
             }
-            item => {
-                let label = &self.shared.labels[m.trace];
-                let mut text = Vec::new();
-                Pretty::new(print_options()).discarded(&mut text, label, c, item, false);
-                while text.last() == Some(&b'\n') {
-                    text.pop();
-                }
-                let (kind, count, begin, end) = match item {
-                    Item::DiscardedEvents { count, begin, end } => ("events", count, begin, end),
-                    Item::DiscardedPackets { count, begin, end } => {
-                        ("packets", Some(count), begin, end)
-                    }
-                    Item::Event => unreachable!("handled above"),
-                };
-                let t = &c.trace;
-                let sp = &t.class.streams[c.stream];
-                let clock = sp.clock.map(|k| &t.class.meta.clocks[k]);
-                let ns = |cy: Option<u64>| clock.zip(cy).and_then(|(k, cy)| k.ns_from_origin(cy));
-                let d = Discarded {
-                    shared: self.shared.clone(),
-                    stream: i,
-                    kind,
-                    count,
-                    begin_cycles: begin,
-                    end_cycles: end,
-                    begin: ns(begin),
-                    end: ns(end),
-                    ns: m.ns,
-                    pkt,
-                    text: String::from_utf8_lossy(&text).into_owned(),
-                };
-                Ok(Some(Py::new(py, d)?.into_any()))
-            }
+            RecKind::Discarded(_) => Ok(Some(
+                Py::new(
+                    py,
+                    Discarded {
+                        batch: b.clone(),
+                        idx,
+                    },
+                )?
+                .into_any(),
+            )),
         }
     }
 }
@@ -449,13 +568,9 @@ fn stream_of(shared: &Shared, i: usize, pkt: &Pkt) -> Stream {
 /// An event: name, time, stream and fields.
 #[pyclass(module = "reef._reef", frozen)]
 pub struct Event {
-    shared: Arc<Shared>,
-    stream: usize,
+    batch: Arc<Batch>,
+    idx: usize,
     name: Py<PyString>,
-    ns: Option<i64>,
-    snap: Snap,
-    pkt: Arc<Pkt>,
-    prev: (Option<i64>, Option<u64>),
 }
 
 /// The scopes of an event, in the order `ev["field"]` searches them (the
@@ -473,50 +588,69 @@ enum Scope {
 impl Event {
     /// Runs `f` on the view cursor of this event's stream, showing this
     /// event.
+    fn rec(&self) -> &Rec {
+        &self.batch.recs[self.idx]
+    }
+
     fn with_cursor<R>(&self, f: impl FnOnce(&StreamCursor, &mut Pretty) -> R) -> R {
-        let mut views = self.shared.views.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = &self.batch.shared;
+        let rec = self.rec();
+        let mut views = shared.views.lock().unwrap_or_else(|p| p.into_inner());
         let Views { cursors, pretty } = &mut *views;
-        let slot = &mut cursors[self.stream];
-        let d = &self.shared.streams[self.stream];
+        let slot = &mut cursors[rec.stream as usize];
+        let d = &shared.streams[rec.stream as usize];
         let (cur, shown) =
             slot.get_or_insert_with(|| (StreamCursor::new(d.trace.clone(), d.source), None));
-        if !shown.as_ref().is_some_and(|p| Arc::ptr_eq(p, &self.pkt)) {
-            if let Some(file) = &self.pkt.file {
-                cur.present_packet(file, &self.pkt.info, &self.pkt.ctx, self.pkt.packets_read);
+        let pkt = &rec.pkt;
+        if !shown.as_ref().is_some_and(|p| Arc::ptr_eq(p, pkt)) {
+            if let Some(file) = &pkt.file {
+                cur.present_packet(file, &pkt.info, &pkt.ctx, pkt.packets_read);
             }
-            *shown = Some(self.pkt.clone());
+            *shown = Some(pkt.clone());
         }
-        let s = &self.snap;
-        cur.event.event = s.event;
-        cur.event.ts = s.ts;
+        cur.event.event = self.class();
+        cur.event.ts = rec.ts;
         cur.event.values.clear();
-        cur.event.values.extend_from_slice(&s.values);
-        cur.event.bounds = s.bounds;
-        cur.event.offset = s.offset;
-        cur.event.body = s.body;
-        cur.event.end = s.end;
+        cur.event.values.extend_from_slice(self.values());
+        cur.event.bounds = rec.bounds;
+        cur.event.offset = rec.offset;
+        cur.event.body = rec.body;
+        cur.event.end = rec.end;
         f(cur, pretty)
+    }
+
+    fn class(&self) -> usize {
+        match self.rec().kind {
+            RecKind::Event(c) => c,
+            RecKind::Discarded(_) => 0,
+        }
+    }
+
+    fn values(&self) -> &[Value] {
+        let r = self.rec();
+        &self.batch.values[r.start..r.start + r.bounds[3]]
     }
 
     /// A scope's plan and values.
     fn scope<'a>(&'a self, sc: Scope) -> (&'a Plan, &'a [Value]) {
-        let d = &self.shared.streams[self.stream];
+        let rec = self.rec();
+        let d = &self.batch.shared.streams[rec.stream as usize];
         let stream = d.trace.sources[d.source].stream;
         let sp = &d.trace.class.streams[stream];
-        let ep = &sp.events[self.snap.event];
-        let v = &self.snap.values;
-        let b = self.snap.bounds;
+        let ep = &sp.events[self.class()];
+        let v = self.values();
+        let b = rec.bounds;
         match sc {
             Scope::Header => (&sp.event_header, &v[..b[0]]),
             Scope::StreamContext => (&sp.event_common_context, &v[b[0]..b[1]]),
             Scope::Context => (&ep.context, &v[b[1]..b[2]]),
             Scope::Payload => (&ep.payload, &v[b[2]..b[3]]),
-            Scope::PacketContext => (&sp.packet_context, &self.pkt.ctx),
+            Scope::PacketContext => (&sp.packet_context, &rec.pkt.ctx),
         }
     }
 
     fn data(&self) -> &[u8] {
-        self.pkt.file.as_deref().map_or(&[], |f| f.data())
+        self.rec().pkt.file.as_deref().map_or(&[], |f| f.data())
     }
 
     fn scope_dict(&self, py: Python<'_>, sc: Scope) -> PyResult<Py<PyAny>> {
@@ -783,19 +917,26 @@ impl Event {
     /// Nanoseconds from the clock's origin (None: the stream has no clock).
     #[getter]
     fn timestamp(&self) -> Option<i64> {
-        self.ns
+        self.rec().ns
     }
 
     /// The clock's value in cycles when the event was recorded.
     #[getter]
     fn cycles(&self) -> Option<u64> {
-        self.snap.ts
+        self.rec().ts
     }
 
     /// Its stream: index, class id, CPU, trace name, file.
     #[getter]
     fn stream(&self) -> Stream {
-        stream_of(&self.shared, self.stream, &self.pkt)
+        let r = self.rec();
+        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
+    }
+
+    /// Byte offset of the event in its stream file.
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.rec().offset
     }
 
     /// The event's payload, as a dict.
@@ -850,11 +991,13 @@ impl Event {
     /// The event's `reef print` line (without its newline); the delta is
     /// from the previous event of the same iteration.
     fn __str__(&self) -> String {
-        let label = &self.shared.labels[self.shared.streams[self.stream].trace_idx];
+        let shared = &self.batch.shared;
+        let rec = self.rec();
+        let label = &shared.labels[shared.streams[rec.stream as usize].trace_idx];
         let mut out = Vec::new();
         self.with_cursor(|c, pretty| {
-            pretty.set_previous(self.prev.0, self.prev.1);
-            pretty.event(&mut out, label, c, self.ns);
+            pretty.set_previous(rec.prev.0, rec.prev.1);
+            pretty.event(&mut out, label, c, rec.ns);
         });
         while out.last() == Some(&b'\n') {
             out.pop();
@@ -866,7 +1009,7 @@ impl Event {
         format!(
             "<reef.Event {} at {:?}>",
             self.name.bind(py).to_string_lossy(),
-            self.ns
+            self.rec().ns
         )
     }
 }
@@ -882,17 +1025,17 @@ impl Event {
 /// A discarded-events or discarded-packets notice.
 #[pyclass(module = "reef._reef", frozen)]
 pub struct Discarded {
-    shared: Arc<Shared>,
-    stream: usize,
-    kind: &'static str,
-    count: Option<u64>,
-    begin_cycles: Option<u64>,
-    end_cycles: Option<u64>,
-    begin: Option<i64>,
-    end: Option<i64>,
-    ns: Option<i64>,
-    pkt: Arc<Pkt>,
-    text: String,
+    batch: Arc<Batch>,
+    idx: usize,
+}
+
+impl Discarded {
+    fn n(&self) -> &Notice {
+        match &self.batch.recs[self.idx].kind {
+            RecKind::Discarded(n) => n,
+            RecKind::Event(_) => unreachable!("a Discarded is made of a notice"),
+        }
+    }
 }
 
 #[pymethods]
@@ -900,56 +1043,57 @@ impl Discarded {
     /// "events" or "packets".
     #[getter]
     fn kind(&self) -> &'static str {
-        self.kind
+        self.n().kind
     }
 
     /// How many (None: the tracer may have discarded events, number
     /// unknown).
     #[getter]
     fn count(&self) -> Option<u64> {
-        self.count
+        self.n().count
     }
 
     /// The range's beginning, ns from the origin.
     #[getter]
     fn begin(&self) -> Option<i64> {
-        self.begin
+        self.n().begin
     }
 
     /// The range's end, ns from the origin.
     #[getter]
     fn end(&self) -> Option<i64> {
-        self.end
+        self.n().end
     }
 
     #[getter]
     fn begin_cycles(&self) -> Option<u64> {
-        self.begin_cycles
+        self.n().begin_cycles
     }
 
     #[getter]
     fn end_cycles(&self) -> Option<u64> {
-        self.end_cycles
+        self.n().end_cycles
     }
 
     /// Its time in the merged order (ns from the origin).
     #[getter]
     fn timestamp(&self) -> Option<i64> {
-        self.ns
+        self.batch.recs[self.idx].ns
     }
 
     #[getter]
     fn stream(&self) -> Stream {
-        stream_of(&self.shared, self.stream, &self.pkt)
+        let r = &self.batch.recs[self.idx];
+        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
     }
 
     /// babeltrace2's warning, as `reef print` writes it on stderr.
     fn __str__(&self) -> String {
-        self.text.clone()
+        self.n().text.clone()
     }
 
     fn __repr__(&self) -> String {
-        format!("<reef.Discarded {} {:?}>", self.kind, self.count)
+        format!("<reef.Discarded {} {:?}>", self.n().kind, self.n().count)
     }
 }
 
