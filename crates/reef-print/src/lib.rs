@@ -37,7 +37,7 @@ mod line;
 use reef_ctf::plan::{Node, Plan, NONE};
 use reef_ctf::{EnvValue, Item, StreamCursor, Value};
 
-pub use fmt::{format_g, push_escaped};
+pub use fmt::{big_int_hex, format_g, push_escaped};
 
 /// Which `--names` babeltrace2 shows.
 #[derive(Debug, Clone, Copy)]
