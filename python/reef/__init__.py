@@ -18,12 +18,12 @@ whose `labels` are the labels mapping its value.
 """
 
 from . import _reef
-from ._reef import Discarded, Error, Event, Messages, Stream
+from ._reef import ArrowStream, Discarded, Error, Event, Messages, Stream
 
 __version__ = _reef.__version__
 
 __all__ = [
-    "Discarded", "Enum", "Error", "Event", "Messages", "Stream",
+    "ArrowStream", "Discarded", "Enum", "Reading", "Error", "Event", "Messages", "Stream",
     "open", "stats", "activities", "periods", "analysis", "cputop",
     "syscallstats", "irqstats", "irqlog", "irqfreq", "schedstats",
     "schedlog", "schedtop", "schedfreq", "memtop", "iolatency",
@@ -45,6 +45,39 @@ class Enum(int):
         return f"Enum({int(self)}, labels={self.labels!r})"
 
 
+class Reading(_reef.Messages):
+    """The messages of `reef.open()`; iterate it once. `to_arrow()`,
+    `to_pandas()` and `to_polars()` read the same traces again, into
+    tables."""
+
+    def arrow(self, table="events", batch_rows=65536):
+        """One table as an Arrow C stream (an object with
+        `__arrow_c_stream__`, which pyarrow, polars and pandas take without
+        a copy). Tables, as `reef_arrow` makes them: `events` (one row per
+        event: seq, ts, name, stream_id, stream, cpu, tid, pid, procname,
+        loglevel; `trace` too with several traces), and one per event class
+        by its name (seq, ts, cpu, then `stream_ctx.F`, `ctx.F` and the
+        payload's fields, flattened with dots; an enumeration's label in
+        `F_label`)."""
+        return self.arrow_stream(table, batch_rows)
+
+    def to_arrow(self, table="events", batch_rows=65536):
+        """One table as a `pyarrow.RecordBatchReader` (streamed: batches of
+        `batch_rows` rows read as they are pulled); `.read_all()` makes it
+        a `pyarrow.Table`. Needs pyarrow; without it use `arrow()`."""
+        import pyarrow
+        return pyarrow.RecordBatchReader.from_stream(self.arrow(table, batch_rows))
+
+    def to_pandas(self, table="events"):
+        """One table as a pandas DataFrame (through pyarrow)."""
+        return self.to_arrow(table).read_all().to_pandas()
+
+    def to_polars(self, table="events"):
+        """One table as a polars DataFrame."""
+        import polars
+        return polars.DataFrame(self.arrow(table))
+
+
 def _paths(paths):
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = paths[0]
@@ -58,7 +91,7 @@ def open(*paths, begin=None, end=None, filter=None, workers=None):
     the origin (int). `filter`: an expression of `reef print --filter`'s
     language. `workers`: decoding threads (default: the CPUs, at most 8).
     """
-    return _reef.open(_paths(paths), begin, end, filter, workers)
+    return Reading(_paths(paths), begin, end, filter, workers)
 
 
 def stats(*paths, begin=None, end=None, filter=None, workers=None):

@@ -29,6 +29,7 @@ use reef_ctf::{Item, PacketInfo, StreamCursor, Trace, Value};
 use reef_print::{Options, Pretty, TraceLabel};
 use reef_read::{ReadOptions, Source, TimeSpec};
 
+mod arrow;
 mod engines;
 
 create_exception!(
@@ -351,7 +352,7 @@ struct Reading {
 
 /// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
 /// `Discarded` notices. Iterate it once.
-#[pyclass(module = "reef._reef")]
+#[pyclass(module = "reef._reef", subclass)]
 pub struct Messages {
     reading: Mutex<Option<Reading>>,
     opts: ReadOptions,
@@ -359,6 +360,30 @@ pub struct Messages {
 
 #[pymethods]
 impl Messages {
+    #[new]
+    #[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None))]
+    fn new(
+        paths: Vec<std::path::PathBuf>,
+        begin: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        filter: Option<String>,
+        workers: Option<usize>,
+    ) -> PyResult<Messages> {
+        open(paths, begin, end, filter, workers)
+    }
+
+    /// One table of `reef_arrow` over the same reading (read anew), as an
+    /// object with `__arrow_c_stream__`.
+    #[pyo3(signature = (table="events".to_string(), batch_rows=65536))]
+    fn arrow_stream(
+        &self,
+        py: Python<'_>,
+        table: String,
+        batch_rows: usize,
+    ) -> PyResult<arrow::ArrowStream> {
+        arrow::stream(py, self.opts.clone(), table, batch_rows)
+    }
+
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
@@ -1107,5 +1132,6 @@ fn _reef(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Stream>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     engines::register(m)?;
+    arrow::register(m)?;
     Ok(())
 }
