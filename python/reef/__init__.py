@@ -84,14 +84,37 @@ def _paths(paths):
     return [str(p) for p in paths]
 
 
-def open(*paths, begin=None, end=None, filter=None, workers=None):
+def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None):
     """The messages of the traces under `paths`, merged in time order.
 
     `begin`/`end`: babeltrace2's `--begin`/`--end` formats (str), or ns from
     the origin (int). `filter`: an expression of `reef print --filter`'s
-    language. `workers`: decoding threads (default: the CPUs, at most 8).
+    language. `keep`: a function of an event, false for the events to skip
+    (after `filter`; notices are kept); an exception it raises stops the
+    iteration, with a note naming the event. `workers`: decoding threads
+    (default: the CPUs, at most 8).
     """
-    return Reading(_paths(paths), begin, end, filter, workers)
+    return Reading(_paths(paths), begin, end, filter, workers, keep)
+
+
+def load_script(path):
+    """Runs a script file and returns its namespace (a dict): scripts
+    define `keep(event) -> bool` and/or an activity decoder class."""
+    import runpy
+    return runpy.run_path(str(path), run_name="__reef_script__")
+
+
+def decoder_of(ns):
+    """A script's activity decoder class: `Decoder`, else the one class
+    of the script with an `event` method."""
+    if isinstance(ns.get("Decoder"), type):
+        return ns["Decoder"]
+    found = [v for v in ns.values() if isinstance(v, type) and callable(getattr(v, "event", None))
+             and getattr(v, "__module__", None) == "__reef_script__"]
+    if len(found) != 1:
+        raise ValueError("the script defines no activity decoder (a class `Decoder`, "
+                         "or one class with an `event` method)")
+    return found[0]
 
 
 def stats(*paths, begin=None, end=None, filter=None, workers=None):
@@ -99,13 +122,30 @@ def stats(*paths, begin=None, end=None, filter=None, workers=None):
     return _reef.stats(_paths(paths), begin, end, filter, workers)
 
 
-def activities(*paths, begin, end, key=None, filter=None, start=None,
+def activities(*paths, begin=None, end=None, key=None, filter=None, start=None,
                stop=None, workers=None, log=True, stats=True, freq=None,
-               top=None, script=None):
+               top=None, decoder=None):
     """What `reef activities --json` gives: `begin`/`end` are the
     `--begin`/`--end` expressions, `key` the `--key` fields, `start`/`stop`
     the `--from`/`--to` times, `freq` the `--freq-resolution` when a
-    distribution is wanted, `top` N for `--top N`."""
+    distribution is wanted, `top` N for `--top N`.
+
+    Or, with `decoder` (a class, or a script's path): activities found by
+    Python code. An instance is made per reading of the trace (`freq` needs
+    two); its `event(ev)` receives every event in order and returns None,
+    an activity or an iterable of them; `finish()` (optional) is called at
+    the end, `unfinished()` (optional) gives {name: count}. An activity is a
+    tuple `(name, begin, end, row, attributes)` (row and attributes
+    optional), or a dict or object with those names: begin and end in ns
+    from the origin, `row` the group its statistics are counted in (as
+    `--key`'s values), `attributes` a dict (the log's captures)."""
+    if decoder is not None:
+        if not isinstance(decoder, type):
+            decoder = decoder_of(load_script(decoder))
+        r = Reading(_paths(paths), start, stop, filter, workers)
+        return _reef.decode_activities(r, decoder, log, stats, freq, top)
+    if begin is None or end is None:
+        raise TypeError("activities() needs begin and end expressions, or a decoder")
     return _reef.activities(_paths(paths), begin, end, key, filter, start,
                             stop, workers, log, stats, freq, top)
 

@@ -31,6 +31,7 @@ use reef_read::{ReadOptions, Source, TimeSpec};
 
 mod arrow;
 mod engines;
+mod script;
 
 create_exception!(
     _reef,
@@ -195,8 +196,6 @@ struct Rec {
     body: u64,
     end: u64,
     pkt: Arc<Pkt>,
-    /// The previous event's time (ns, cycles): `str(event)`'s delta.
-    prev: (Option<i64>, Option<u64>),
 }
 
 enum RecKind {
@@ -234,7 +233,6 @@ type Sent = Result<Batch, reef_read::Error>;
 fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSender<Sent>) {
     let n = shared.streams.len();
     let mut pkts: Vec<Option<Arc<Pkt>>> = (0..n).map(|_| None).collect();
-    let mut prev = (None, None);
     let fresh = |shared: &Arc<Shared>| Batch {
         shared: shared.clone(),
         recs: Vec::with_capacity(BATCH),
@@ -294,11 +292,7 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
             body: ev.body,
             end: ev.end,
             pkt,
-            prev,
         });
-        if is_event {
-            prev = (m.ns, ev.ts);
-        }
         if b.recs.len() >= BATCH {
             if tx.send(Ok(b)).is_err() {
                 return;
@@ -347,6 +341,9 @@ struct Reading {
     at: usize,
     /// Per stream, the interned names of its event classes.
     names: Vec<Vec<Option<Py<PyString>>>>,
+    /// The time (ns, cycles) of the last event handed out: the next
+    /// one's delta in `str(event)`.
+    last: (Option<i64>, Option<u64>),
     done: bool,
 }
 
@@ -356,20 +353,35 @@ struct Reading {
 pub struct Messages {
     reading: Mutex<Option<Reading>>,
     opts: ReadOptions,
+    /// A script's `keep(event)`: events for which it is false are skipped.
+    keep: Option<Py<PyAny>>,
+}
+
+impl Messages {
+    pub(crate) fn from_opts(opts: ReadOptions) -> Messages {
+        Messages {
+            reading: Mutex::new(None),
+            opts,
+            keep: None,
+        }
+    }
 }
 
 #[pymethods]
 impl Messages {
     #[new]
-    #[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None))]
+    #[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None, keep=None))]
     fn new(
         paths: Vec<std::path::PathBuf>,
         begin: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         filter: Option<String>,
         workers: Option<usize>,
+        keep: Option<Py<PyAny>>,
     ) -> PyResult<Messages> {
-        open(paths, begin, end, filter, workers)
+        let mut m = open(paths, begin, end, filter, workers)?;
+        m.keep = keep;
+        Ok(m)
     }
 
     /// One table of `reef_arrow` over the same reading (read anew), as an
@@ -388,7 +400,50 @@ impl Messages {
         slf
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    /// The paths this reading was opened with.
+    #[getter]
+    fn paths(&self) -> Vec<String> {
+        self.opts
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
+    pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(keep) = &self.keep else {
+            return self.next_message(py, true);
+        };
+        loop {
+            let Some(m) = self.next_message(py, false)? else {
+                return Ok(None);
+            };
+            let b = m.bind(py);
+            let Ok(ev) = b.cast::<Event>() else {
+                return Ok(Some(m));
+            };
+            let kept = keep
+                .bind(py)
+                .call1((b,))
+                .and_then(|r| r.is_truthy())
+                .map_err(|e| script::note_event(py, e, b))?;
+            if kept {
+                let rec = ev.get().rec();
+                if let Ok(mut g) = self.reading.lock() {
+                    if let Some(r) = g.as_mut() {
+                        r.last = (rec.ns, rec.ts);
+                    }
+                }
+                return Ok(Some(m));
+            }
+        }
+    }
+}
+
+impl Messages {
+    /// The next message; `commit`: it is handed out (the next event's
+    /// delta counts from it), else the caller says so once it is.
+    fn next_message(&self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self
             .reading
             .lock()
@@ -407,28 +462,19 @@ impl Messages {
                 batch: None,
                 at: 0,
                 names: (0..n).map(|_| Vec::new()).collect(),
+                last: (None, None),
                 done: false,
             });
         }
         let Some(r) = guard.as_mut() else {
             return Ok(None);
         };
-        r.next(py)
-    }
-
-    /// The paths this reading was opened with.
-    #[getter]
-    fn paths(&self) -> Vec<String> {
-        self.opts
-            .paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect()
+        r.next(py, commit)
     }
 }
 
 impl Reading {
-    fn next(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    fn next(&mut self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
         loop {
             if let Some(b) = &self.batch {
                 if self.at < b.recs.len() {
@@ -488,7 +534,11 @@ impl Reading {
                     batch: b.clone(),
                     idx,
                     name,
+                    prev: self.last,
                 };
+                if commit {
+                    self.last = (rec.ns, rec.ts);
+                }
                 Ok(Some(Py::new(py, e)?.into_any()))
             }
             RecKind::Discarded(_) => Ok(Some(
@@ -529,10 +579,7 @@ fn open(
             )
         })?;
     }
-    Ok(Messages {
-        reading: Mutex::new(None),
-        opts,
-    })
+    Ok(Messages::from_opts(opts))
 }
 
 /// Where an event's stream is: see `Event.stream`.
@@ -596,6 +643,8 @@ pub struct Event {
     batch: Arc<Batch>,
     idx: usize,
     name: Py<PyString>,
+    /// The previous event's time (ns, cycles): `str(event)`'s delta.
+    prev: (Option<i64>, Option<u64>),
 }
 
 /// The scopes of an event, in the order `ev["field"]` searches them (the
@@ -1021,7 +1070,7 @@ impl Event {
         let label = &shared.labels[shared.streams[rec.stream as usize].trace_idx];
         let mut out = Vec::new();
         self.with_cursor(|c, pretty| {
-            pretty.set_previous(rec.prev.0, rec.prev.1);
+            pretty.set_previous(self.prev.0, self.prev.1);
             pretty.event(&mut out, label, c, rec.ns);
         });
         while out.last() == Some(&b'\n') {
@@ -1039,13 +1088,6 @@ impl Event {
     }
 }
 
-impl Event {
-    /// Runs `f` over this event as a reading cursor shows it (scripts
-    /// compare through `reef_filter` and `reef_engines`).
-    pub(crate) fn cursor<R>(&self, f: impl FnOnce(&StreamCursor) -> R) -> R {
-        self.with_cursor(|c, _| f(c))
-    }
-}
 
 /// A discarded-events or discarded-packets notice.
 #[pyclass(module = "reef._reef", frozen)]
@@ -1133,5 +1175,6 @@ fn _reef(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     engines::register(m)?;
     arrow::register(m)?;
+    script::register(m)?;
     Ok(())
 }
