@@ -31,6 +31,7 @@ use reef_read::{ReadOptions, Source, TimeSpec};
 
 mod arrow;
 mod engines;
+mod live;
 mod script;
 
 create_exception!(
@@ -129,7 +130,7 @@ fn print_options() -> Options {
 }
 
 /// A packet as its events saw it: shared by them.
-struct Pkt {
+pub(crate) struct Pkt {
     file: Option<Arc<StreamFile>>,
     info: PacketInfo,
     ctx: Vec<Value>,
@@ -137,24 +138,56 @@ struct Pkt {
 }
 
 /// One stream of the reading.
-struct StreamDesc {
-    trace: Arc<Trace>,
-    source: usize,
+pub(crate) struct StreamDesc {
+    pub(crate) trace: Arc<Trace>,
+    pub(crate) source: usize,
     /// Index of the trace in the reading (and of its label).
-    trace_idx: usize,
+    pub(crate) trace_idx: usize,
 }
 
 /// What the events of one reading share: the streams, and the view
 /// cursors and printer their fields and lines are read through.
 pub(crate) struct Shared {
-    streams: Vec<StreamDesc>,
-    labels: Vec<TraceLabel>,
-    views: Mutex<Views>,
+    pub(crate) streams: Vec<StreamDesc>,
+    pub(crate) labels: Vec<TraceLabel>,
+    pub(crate) views: Mutex<Views>,
 }
 
-struct Views {
+pub(crate) struct Views {
     cursors: Vec<Option<(StreamCursor, Option<Arc<Pkt>>)>>,
     pretty: Pretty,
+}
+
+impl Views {
+    pub(crate) fn new(streams: usize) -> Views {
+        Views {
+            cursors: (0..streams).map(|_| None).collect(),
+            pretty: Pretty::new(print_options()),
+        }
+    }
+}
+
+/// The packet `c` is in, shared with the previous message of its stream
+/// (`last`) when it is the same.
+pub(crate) fn packet_of(last: &mut Option<Arc<Pkt>>, c: &StreamCursor) -> Arc<Pkt> {
+    let same = last.as_ref().is_some_and(|p| {
+        p.packets_read == c.packets_read
+            && p.info.offset == c.packet.offset
+            && match (&p.file, c.file()) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    });
+    if !same {
+        *last = Some(Arc::new(Pkt {
+            file: c.file().cloned(),
+            info: c.packet.clone(),
+            ctx: c.packet_context.clone(),
+            packets_read: c.packets_read,
+        }));
+    }
+    last.clone().expect("set above")
 }
 
 impl Shared {
@@ -173,37 +206,34 @@ impl Shared {
         Shared {
             streams,
             labels: src.labels.clone(),
-            views: Mutex::new(Views {
-                cursors: (0..n).map(|_| None).collect(),
-                pretty: Pretty::new(print_options()),
-            }),
+            views: Mutex::new(Views::new(n)),
         }
     }
 }
 
 /// One message of a batch, as the reading thread copied it off its
 /// cursor.
-struct Rec {
-    stream: u32,
+pub(crate) struct Rec {
+    pub(crate) stream: u32,
     /// Index into the stream plans' events (events), or the notice.
-    kind: RecKind,
-    ns: Option<i64>,
-    ts: Option<u64>,
+    pub(crate) kind: RecKind,
+    pub(crate) ns: Option<i64>,
+    pub(crate) ts: Option<u64>,
     /// The event's values: `Batch::values[start..start + bounds[3]]`.
-    start: usize,
-    bounds: [usize; 4],
-    offset: u64,
-    body: u64,
-    end: u64,
-    pkt: Arc<Pkt>,
+    pub(crate) start: usize,
+    pub(crate) bounds: [usize; 4],
+    pub(crate) offset: u64,
+    pub(crate) body: u64,
+    pub(crate) end: u64,
+    pub(crate) pkt: Arc<Pkt>,
 }
 
-enum RecKind {
+pub(crate) enum RecKind {
     Event(usize),
     Discarded(Box<Notice>),
 }
 
-struct Notice {
+pub(crate) struct Notice {
     kind: &'static str,
     count: Option<u64>,
     begin_cycles: Option<u64>,
@@ -216,17 +246,17 @@ struct Notice {
 /// Messages read ahead by the reading thread; the events handed to Python
 /// keep their batch alive (their values live in it).
 pub(crate) struct Batch {
-    shared: Arc<Shared>,
-    recs: Vec<Rec>,
-    values: Vec<Value>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) recs: Vec<Rec>,
+    pub(crate) values: Vec<Value>,
 }
 
 /// Messages per batch, and batches read ahead: the reading thread runs
 /// this far ahead of Python, no further.
 const BATCH: usize = 2048;
-const AHEAD: usize = 2;
+pub(crate) const AHEAD: usize = 2;
 
-type Sent = Result<Batch, reef_read::Error>;
+pub(crate) type Sent = Result<Batch, reef_read::Error>;
 
 /// The reading thread: reads `src` into batches until the end, an error
 /// (sent after the batches before it) or the receiver's departure.
@@ -253,24 +283,7 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
         };
         let i = m.stream;
         let c = m.cursor;
-        let same = pkts[i].as_ref().is_some_and(|p| {
-            p.packets_read == c.packets_read
-                && p.info.offset == c.packet.offset
-                && match (&p.file, c.file()) {
-                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                    (None, None) => true,
-                    _ => false,
-                }
-        });
-        if !same {
-            pkts[i] = Some(Arc::new(Pkt {
-                file: c.file().cloned(),
-                info: c.packet.clone(),
-                ctx: c.packet_context.clone(),
-                packets_read: c.packets_read,
-            }));
-        }
-        let pkt = pkts[i].clone().expect("set above");
+        let pkt = packet_of(&mut pkts[i], c);
         let ev = &c.event;
         let start = b.values.len();
         let kind = match m.item {
@@ -306,7 +319,7 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
 }
 
 /// A discarded-events or -packets notice, with babeltrace2's warning.
-fn notice(shared: &Shared, trace: usize, c: &StreamCursor, item: Item) -> Notice {
+pub(crate) fn notice(shared: &Shared, trace: usize, c: &StreamCursor, item: Item) -> Notice {
     let label = &shared.labels[trace];
     let mut text = Vec::new();
     Pretty::new(print_options()).discarded(&mut text, label, c, item, false);
@@ -335,7 +348,7 @@ fn notice(shared: &Shared, trace: usize, c: &StreamCursor, item: Item) -> Notice
 
 /// The Python side of a reading: batches received from the reading
 /// thread, handed out one message at a time.
-struct Reading {
+pub(crate) struct Reading {
     rx: std::sync::mpsc::Receiver<Sent>,
     batch: Option<Arc<Batch>>,
     at: usize,
@@ -345,6 +358,24 @@ struct Reading {
     /// one's delta in `str(event)`.
     last: (Option<i64>, Option<u64>),
     done: bool,
+    /// Live bursts: each has streams of its own (no name cache by stream),
+    /// and an event older than the last one has an unknown delta (as
+    /// `reef listen --print` shows it).
+    live: bool,
+}
+
+impl Reading {
+    pub(crate) fn new(rx: std::sync::mpsc::Receiver<Sent>, streams: usize, live: bool) -> Reading {
+        Reading {
+            rx,
+            batch: None,
+            at: 0,
+            names: (0..streams).map(|_| Vec::new()).collect(),
+            last: (None, None),
+            done: false,
+            live,
+        }
+    }
 }
 
 /// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
@@ -457,14 +488,7 @@ impl Messages {
                 .name("reef-read".into())
                 .spawn(move || read_ahead(src, shared, tx))
                 .map_err(|e| PyValueError::new_err(format!("starting the reading thread: {e}")))?;
-            *guard = Some(Reading {
-                rx,
-                batch: None,
-                at: 0,
-                names: (0..n).map(|_| Vec::new()).collect(),
-                last: (None, None),
-                done: false,
-            });
+            *guard = Some(Reading::new(rx, n, false));
         }
         let Some(r) = guard.as_mut() else {
             return Ok(None);
@@ -474,7 +498,7 @@ impl Messages {
 }
 
 impl Reading {
-    fn next(&mut self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
+    pub(crate) fn next(&mut self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
         loop {
             if let Some(b) = &self.batch {
                 if self.at < b.recs.len() {
@@ -494,6 +518,11 @@ impl Reading {
             };
             match got {
                 Ok(Ok(b)) => {
+                    if self.live {
+                        // The burst's streams are numbered anew.
+                        self.names.clear();
+                        self.names.resize_with(b.shared.streams.len(), Vec::new);
+                    }
                     self.batch = Some(Arc::new(b));
                     self.at = 0;
                 }
@@ -513,6 +542,13 @@ impl Reading {
         let rec = &b.recs[idx];
         match &rec.kind {
             RecKind::Event(class) => {
+                if self.live {
+                    if let (Some(n), Some(l)) = (rec.ns, self.last.0) {
+                        if n < l {
+                            self.last = (None, None);
+                        }
+                    }
+                }
                 let names = &mut self.names[rec.stream as usize];
                 if names.len() <= *class {
                     names.resize_with(class + 1, || None);
@@ -1176,5 +1212,6 @@ fn _reef(m: &Bound<'_, PyModule>) -> PyResult<()> {
     engines::register(m)?;
     arrow::register(m)?;
     script::register(m)?;
+    live::register(m)?;
     Ok(())
 }
