@@ -12,8 +12,9 @@ import time
 def with_reef(path):
     import reef
     counts = {}
+    ev_type = reef.Event
     for m in reef.open(path):
-        if type(m) is reef.Event:
+        if type(m) is ev_type:
             n = m.name
             counts[n] = counts.get(n, 0) + 1
     return counts

@@ -20,10 +20,7 @@ use crate::{open_source, py_err, read_options};
 
 /// `json.loads(text)`.
 pub(crate) fn loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
-    Ok(py
-        .import("json")?
-        .call_method1("loads", (text,))?
-        .unbind())
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
 /// The result, or — when a reading error stopped the reading — a
@@ -93,8 +90,8 @@ pub(crate) fn intervals<T: IntervalEngine>(
         Err(reef_read::Error::Filter(f)) => return Err(PyValueError::new_err(f.to_string())),
         Err(e) => return Err(py_err(py, &e)),
     };
-    let report = serde_json::to_value(&done.report)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let report =
+        serde_json::to_value(&done.report).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut obj = serde_json::Map::new();
     if spec.log {
         obj.insert(
@@ -321,7 +318,10 @@ fn analysis(
         "syscallstats" => analyse(
             py,
             &read,
-            Selected::new(syscallstats::Syscallstats::new(), o.select(true, false, false)),
+            Selected::new(
+                syscallstats::Syscallstats::new(),
+                o.select(true, false, false),
+            ),
             ix,
         ),
         "irqstats" => analyse(
@@ -364,13 +364,15 @@ fn analysis(
         "schedtop" => analyse(
             py,
             &read,
-            Selected::new(schedlog::Schedlog::top(o.limit()), o.select(true, true, false)),
+            Selected::new(
+                schedlog::Schedlog::top(o.limit()),
+                o.select(true, true, false),
+            ),
             ix,
         ),
         "schedfreq" => {
             let sel = o.select(true, true, false);
-            let an =
-                schedlog::Schedlog::freq(o.groups(), o.resolution()).with_freq(o.freq(&sel));
+            let an = schedlog::Schedlog::freq(o.groups(), o.resolution()).with_freq(o.freq(&sel));
             analyse(py, &read, Selected::new(an, sel), ix)
         }
         "memtop" => analyse(

@@ -288,7 +288,8 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
         let start = b.values.len();
         let kind = match m.item {
             Item::Event => {
-                b.values.extend_from_slice(&ev.values[..ev.bounds[3].min(ev.values.len())]);
+                b.values
+                    .extend_from_slice(&ev.values[..ev.bounds[3].min(ev.values.len())]);
                 RecKind::Event(ev.event)
             }
             item => RecKind::Discarded(Box::new(notice(&shared, m.trace, c, item))),
@@ -742,7 +743,7 @@ impl Event {
     }
 
     /// A scope's plan and values.
-    fn scope<'a>(&'a self, sc: Scope) -> (&'a Plan, &'a [Value]) {
+    fn scope(&self, sc: Scope) -> (&Plan, &[Value]) {
         let rec = self.rec();
         let d = &self.batch.shared.streams[rec.stream as usize];
         let stream = d.trace.sources[d.source].stream;
@@ -976,7 +977,10 @@ impl Conv<'_, '_> {
                         continue;
                     }
                     let name = &plan.names[i as usize];
-                    d.set_item(name.strip_prefix('_').unwrap_or(name), self.node(child, vi)?)?;
+                    d.set_item(
+                        name.strip_prefix('_').unwrap_or(name),
+                        self.node(child, vi)?,
+                    )?;
                 }
                 Ok(d.into_any().unbind())
             }
@@ -1123,7 +1127,6 @@ impl Event {
         )
     }
 }
-
 
 /// A discarded-events or discarded-packets notice.
 #[pyclass(module = "reef._reef", frozen)]

@@ -141,7 +141,9 @@ fn listen(
                 let _ = tx.send(Err(e));
             }
         })
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("starting the receiving thread: {e}")))?;
+        .map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("starting the receiving thread: {e}"))
+        })?;
     Ok(Live {
         reading: Mutex::new(Reading::new(rx, 0, true)),
     })
