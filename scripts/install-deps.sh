@@ -6,7 +6,7 @@
 # python3-bt2 (babeltrace2's Python bindings: the Python package's
 # reference) and python3-venv (its tests' venv).
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv time build-essential chromium cmake pkg-config man-db)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

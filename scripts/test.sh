@@ -45,6 +45,10 @@ if [ -f tests/install/run.sh ]; then
     echo "== install: make install / cmake --install into a DESTDIR, the examples built against it"
     if bash tests/install/run.sh; then echo "install: ok"; else echo "install: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/export/run.sh ]; then
+    echo "== reef convert: Parquet read by DuckDB, pyarrow, polars; Chrome JSON; values vs bt2"
+    if bash tests/export/run.sh "$reef"; then echo "export: ok"; else echo "export: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi

@@ -8,7 +8,7 @@ block_rq_issue/complete, net_dev_xmit, netif_receive_skb,
 lttng_statedump_process_state/block_device), env.domain =
 "kernel", 64 KiB packets with a cpu_id packet context.
 
-    gen-kernel-trace.py OUT_DIR [EVENTS]
+    gen-kernel-trace.py OUT_DIR [EVENTS [SEED [HOSTNAME]]]
 
 The schedule is a deterministic pseudo-random walk: threads run, make
 system calls, wake each other, get interrupted, migrate. It is not meant
@@ -21,6 +21,8 @@ import sys
 
 out = sys.argv[1]
 total = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+seed = int(sys.argv[3]) if len(sys.argv) > 3 else 42
+hostname = sys.argv[4] if len(sys.argv) > 4 else "synthetic"
 NCPU = 4
 PACKET = 64 * 1024
 UUID = bytes(range(16))
@@ -47,7 +49,7 @@ trace {
 };
 
 env {
-    hostname = "synthetic";
+    hostname = "%s";
     domain = "kernel";
     tracer_name = "lttng-modules";
     tracer_major = 2;
@@ -79,7 +81,7 @@ stream {
         uint32_t cpu_id;
     };
 };
-""" % (uuid_str, uuid_str)
+""" % (uuid_str, hostname, uuid_str)
 
 # name, [(type, field)], struct format
 EVENTS = [
@@ -177,7 +179,7 @@ class Stream:
         self.f.close()
 
 
-rng = random.Random(42)
+rng = random.Random(seed)
 streams = [Stream(c) for c in range(NCPU)]
 NTHREADS = 200
 names = {t: ("worker-%d" % t).encode() for t in range(1000, 1000 + NTHREADS)}

@@ -35,9 +35,9 @@ impl Valid {
     }
 }
 
-/// Strings: bytes and offsets, as Arrow lays them out.
+/// A string column being filled: bytes and offsets, as Arrow lays them out.
 #[derive(Debug)]
-pub(crate) struct Strs {
+pub struct Strs {
     bytes: Vec<u8>,
     offs: Vec<i32>,
     valid: Valid,
@@ -55,7 +55,7 @@ impl Default for Strs {
 
 impl Strs {
     /// Appends `b` (invalid UTF-8 replaced, as a Python reader would).
-    pub(crate) fn push(&mut self, b: &[u8]) {
+    pub fn push(&mut self, b: &[u8]) {
         match std::str::from_utf8(b) {
             Ok(s) => self.bytes.extend_from_slice(s.as_bytes()),
             Err(_) => self
@@ -66,21 +66,21 @@ impl Strs {
         self.valid.0.push(true);
     }
 
-    pub(crate) fn push_null(&mut self) {
+    pub fn push_null(&mut self) {
         self.offs.push(self.bytes.len() as i32);
         self.valid.0.push(false);
     }
 
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.valid.0.len()
     }
 
     /// Bytes held: batches are cut before their offsets overflow.
-    pub(crate) fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.bytes.len()
     }
 
-    pub(crate) fn finish(&mut self) -> ArrayRef {
+    pub fn finish(&mut self) -> ArrayRef {
         let offs = std::mem::replace(&mut self.offs, vec![0]);
         let bytes = std::mem::take(&mut self.bytes);
         let nulls = self.valid.finish();
@@ -94,17 +94,17 @@ impl Strs {
 
 /// Integers (signed, or unsigned of 64 bits) or floats with validity.
 #[derive(Debug, Default)]
-pub(crate) struct Prim<T> {
+pub struct Prim<T> {
     v: Vec<T>,
     valid: Valid,
 }
 
 impl<T: Default + Copy> Prim<T> {
-    pub(crate) fn push(&mut self, x: T) {
+    pub fn push(&mut self, x: T) {
         self.v.push(x);
         self.valid.0.push(true);
     }
-    pub(crate) fn push_opt(&mut self, x: Option<T>) {
+    pub fn push_opt(&mut self, x: Option<T>) {
         self.v.push(x.unwrap_or_default());
         self.valid.0.push(x.is_some());
     }
@@ -118,21 +118,21 @@ impl<T: Default + Copy> Prim<T> {
 }
 
 impl Prim<i64> {
-    pub(crate) fn finish(&mut self) -> ArrayRef {
+    pub fn finish(&mut self) -> ArrayRef {
         let (v, n) = self.take();
         Arc::new(Int64Array::new(v, n))
     }
 }
 
 impl Prim<u64> {
-    fn finish(&mut self) -> ArrayRef {
+    pub fn finish(&mut self) -> ArrayRef {
         let (v, n) = self.take();
         Arc::new(UInt64Array::new(v, n))
     }
 }
 
 impl Prim<f64> {
-    fn finish(&mut self) -> ArrayRef {
+    pub fn finish(&mut self) -> ArrayRef {
         let (v, n) = self.take();
         Arc::new(Float64Array::new(v, n))
     }

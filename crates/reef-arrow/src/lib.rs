@@ -24,14 +24,14 @@
 //! bounded by the batch size times the number of tables: a table hands out
 //! a batch once it holds [`Options::batch_rows`] rows.
 
-mod cols;
+pub mod cols;
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use reef_ctf::access::{Field as CtfField, Scopes};
-use reef_ctf::{EnvValue, Item};
+use reef_ctf::{EnvValue, Item, StreamCursor};
 use reef_read::Msg;
 use rustc_hash::FxHashMap;
 
@@ -58,7 +58,7 @@ impl Default for Options {
 }
 
 /// Which table a batch belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Table {
     /// The events table.
     Events,
@@ -169,11 +169,12 @@ impl EventsTable {
             i64col("loglevel", self.loglevel.finish()),
         ]);
         let rows = std::mem::take(&mut self.rows);
-        batch(cols, rows)
+        record_batch(cols, rows)
     }
 }
 
-fn batch(cols: Vec<(Field, ArrayRef)>, rows: usize) -> Result<RecordBatch, ArrowError> {
+/// A record batch of `rows` rows from named columns.
+pub fn record_batch(cols: Vec<(Field, ArrayRef)>, rows: usize) -> Result<RecordBatch, ArrowError> {
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().unzip();
     RecordBatch::try_new_with_options(
         Arc::new(Schema::new(fields)),
@@ -209,7 +210,7 @@ impl ClassTable {
             }
         }
         let rows = std::mem::take(&mut self.rows);
-        batch(cols, rows)
+        record_batch(cols, rows)
     }
 
     fn bytes(&self) -> usize {
@@ -269,6 +270,119 @@ impl Lookups {
     }
 }
 
+/// Who an event is of: its CPU, thread and process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Who {
+    pub cpu: Option<i64>,
+    pub tid: Option<i64>,
+    pub pid: Option<i64>,
+    pub procname: Option<String>,
+}
+
+/// Finds who each event of a reading is of (see the crate's
+/// documentation): give it every event in order.
+pub struct Attribution {
+    kernel: Vec<Option<bool>>,
+    threads: Threads,
+    look: Lookups,
+}
+
+impl Default for Attribution {
+    fn default() -> Attribution {
+        Attribution {
+            kernel: Vec::new(),
+            threads: Threads::default(),
+            look: Lookups::new(),
+        }
+    }
+}
+
+impl Attribution {
+    /// The CPU of the event `c` points at (its packet's `cpu_id`).
+    pub fn cpu(&mut self, c: &StreamCursor) -> Option<i64> {
+        self.look.cpu_id.get(c).and_then(|v| v.as_i64())
+    }
+
+    /// Who event `m` is of.
+    pub fn of(&mut self, m: &Msg) -> Who {
+        let cpu = self.cpu(m.cursor);
+        self.of_with_cpu(m, cpu)
+    }
+
+    fn of_with_cpu(&mut self, m: &Msg, cpu: Option<i64>) -> Who {
+        let c = m.cursor;
+        if self.kernel.len() <= m.trace {
+            self.kernel.resize(m.trace + 1, None);
+        }
+        let kernel = *self.kernel[m.trace].get_or_insert_with(|| {
+            matches!(c.trace.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel")
+        });
+        let look = &mut self.look;
+        let int = |f: &mut CtfField| f.get(c).and_then(|v| v.as_i64());
+        let text = |f: &mut CtfField| f.get(c).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let mut tid = int(&mut look.vtid).or_else(|| int(&mut look.tid));
+        let mut pid = int(&mut look.vpid).or_else(|| int(&mut look.pid));
+        let mut procname = text(&mut look.procname);
+        let name = c.event_name();
+        if kernel {
+            let th = &mut self.threads;
+            if let Some(cpu) = cpu {
+                if tid.is_none() {
+                    if let Some((t, n)) = th.running.get(&(m.trace, cpu)) {
+                        tid = Some(*t);
+                        if procname.is_none() {
+                            procname = Some(n.clone());
+                        }
+                    } else if name == "sched_switch" {
+                        tid = int(&mut look.prev_tid);
+                    }
+                }
+                if name == "sched_switch" {
+                    if let Some(next) = int(&mut look.next_tid) {
+                        let comm = text(&mut look.next_comm).unwrap_or_default();
+                        th.running.insert((m.trace, cpu), (next, comm));
+                    }
+                }
+            }
+            match name {
+                "lttng_statedump_process_state" => {
+                    if let (Some(t), Some(p)) = (int(&mut look.sd_tid), int(&mut look.sd_pid)) {
+                        let n = text(&mut look.sd_name).unwrap_or_default();
+                        th.procs.insert((m.trace, t), (p, n));
+                    }
+                }
+                "sched_process_fork" => {
+                    if let (Some(t), Some(p)) = (int(&mut look.child_tid), int(&mut look.child_pid)) {
+                        let n = text(&mut look.child_comm).unwrap_or_default();
+                        th.procs.insert((m.trace, t), (p, n));
+                    }
+                }
+                _ => {}
+            }
+            if let Some(t) = tid {
+                if let Some((p, n)) = th.procs.get(&(m.trace, t)) {
+                    pid = pid.or(Some(*p));
+                    if procname.is_none() {
+                        procname = Some(n.clone());
+                    }
+                }
+            }
+        }
+        Who {
+            cpu,
+            tid,
+            pid,
+            procname,
+        }
+    }
+}
+
+/// An events table without rows (its schema), for a trace without
+/// events.
+pub fn empty_events(trace_column: bool) -> Result<RecordBatch, ArrowError> {
+    EventsTable::new(trace_column).finish()
+}
+
 /// Turns the events of a reading into batches.
 pub struct Batcher {
     opts: Options,
@@ -276,9 +390,7 @@ pub struct Batcher {
     by_class: FxHashMap<(usize, usize, usize), usize>,
     last: Option<((usize, usize, usize), usize)>,
     events: Vec<Option<EventsTable>>,
-    kernel: Vec<Option<bool>>,
-    threads: Threads,
-    look: Lookups,
+    who: Attribution,
     seq: i64,
     ready: Vec<Batch>,
 }
@@ -291,9 +403,7 @@ impl Batcher {
             by_class: FxHashMap::default(),
             last: None,
             events: Vec::new(),
-            kernel: Vec::new(),
-            threads: Threads::default(),
-            look: Lookups::new(),
+            who: Attribution::default(),
             seq: 0,
             ready: Vec::new(),
         }
@@ -330,7 +440,7 @@ impl Batcher {
                 i
             }
         };
-        let cpu = self.look.cpu_id.get(c).and_then(|v| v.as_i64());
+        let cpu = self.who.cpu(c);
         // The class's table.
         let t = &mut self.classes[ti];
         t.seq.push(seq);
@@ -374,63 +484,10 @@ impl Batcher {
         let c = m.cursor;
         if self.events.len() <= m.trace {
             self.events.resize_with(m.trace + 1, || None);
-            self.kernel.resize(m.trace + 1, None);
         }
-        let kernel = *self.kernel[m.trace].get_or_insert_with(
-            || matches!(c.trace.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel"),
-        );
-        let look = &mut self.look;
-        let int = |f: &mut CtfField| f.get(c).and_then(|v| v.as_i64());
-        let text = |f: &mut CtfField| f.get(c).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let mut tid = int(&mut look.vtid).or_else(|| int(&mut look.tid));
-        let mut pid = int(&mut look.vpid).or_else(|| int(&mut look.pid));
-        let mut procname = text(&mut look.procname);
+        let who = self.who.of_with_cpu(m, cpu);
+        let (tid, pid, procname) = (who.tid, who.pid, who.procname);
         let name = c.event_name();
-        if kernel {
-            let th = &mut self.threads;
-            if let Some(cpu) = cpu {
-                if tid.is_none() {
-                    if let Some((t, n)) = th.running.get(&(m.trace, cpu)) {
-                        tid = Some(*t);
-                        if procname.is_none() {
-                            procname = Some(n.clone());
-                        }
-                    } else if name == "sched_switch" {
-                        tid = int(&mut look.prev_tid);
-                    }
-                }
-                if name == "sched_switch" {
-                    if let Some(next) = int(&mut look.next_tid) {
-                        let comm = text(&mut look.next_comm).unwrap_or_default();
-                        th.running.insert((m.trace, cpu), (next, comm));
-                    }
-                }
-            }
-            match name {
-                "lttng_statedump_process_state" => {
-                    if let (Some(t), Some(p)) = (int(&mut look.sd_tid), int(&mut look.sd_pid)) {
-                        let n = text(&mut look.sd_name).unwrap_or_default();
-                        th.procs.insert((m.trace, t), (p, n));
-                    }
-                }
-                "sched_process_fork" => {
-                    if let (Some(t), Some(p)) = (int(&mut look.child_tid), int(&mut look.child_pid))
-                    {
-                        let n = text(&mut look.child_comm).unwrap_or_default();
-                        th.procs.insert((m.trace, t), (p, n));
-                    }
-                }
-                _ => {}
-            }
-            if let Some(t) = tid {
-                if let Some((p, n)) = th.procs.get(&(m.trace, t)) {
-                    pid = pid.or(Some(*p));
-                    if procname.is_none() {
-                        procname = Some(n.clone());
-                    }
-                }
-            }
-        }
         let trace_column = self.opts.trace_column;
         let e = self.events[m.trace].get_or_insert_with(|| EventsTable::new(trace_column));
         e.seq.push(seq);

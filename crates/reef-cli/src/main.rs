@@ -7,6 +7,7 @@
 mod cmd_activities;
 mod cmd_analyses;
 mod cmd_check;
+mod cmd_convert;
 mod cmd_gen;
 mod cmd_install;
 mod cmd_listen;
@@ -229,6 +230,12 @@ enum Command {
     ///
     /// Example: reef view --open ~/lttng-traces/my-session/kernel
     View(cmd_view::ViewArgs),
+    /// Write the traces read (with --begin/--end/--filter) for other tools:
+    /// a Parquet dataset for DuckDB, Spark and `reef sql`, or a Chrome
+    /// trace (JSON) for Perfetto's UI and about:tracing.
+    ///
+    /// Example: reef convert --to parquet -o dataset ~/lttng-traces/my-session/kernel
+    Convert(cmd_convert::ConvertArgs),
     /// Write the trace of a libreef program that died: its stream files,
     /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
     ///
@@ -277,6 +284,7 @@ fn main() -> ExitCode {
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
         Command::Recover(a) => cmd_recover::run(a),
+        Command::Convert(a) => cmd_convert::run(a),
         Command::Completions(a) => {
             cmd_install::completions(a, Cli::command()).map(|()| ExitCode::SUCCESS)
         }

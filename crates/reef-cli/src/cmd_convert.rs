@@ -1,0 +1,68 @@
+//! `reef convert`: the traces read (window, filter) written for other
+//! tools: a Parquet dataset (`reef_export::parquet`), a Chrome trace.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use reef_read::Source;
+
+use crate::source::ReadOpts;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A Parquet dataset (a directory; see docs/parquet.md).
+    Parquet,
+    /// Chrome's Trace Event format (a JSON file) for about:tracing and
+    /// Perfetto's UI.
+    ChromeJson,
+}
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub read: ReadOpts,
+    /// What to write.
+    #[arg(long, value_enum)]
+    pub to: Format,
+    /// Where: a directory (parquet; created, and added to when it holds
+    /// other traces) or a file.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: PathBuf,
+    /// Parquet: rows per row group.
+    #[arg(long, default_value_t = 256 * 1024, value_name = "N")]
+    pub row_group_rows: usize,
+    /// Parquet: leave out the derived kernel tables (sched_slices,
+    /// thread_states, syscalls, irqs).
+    #[arg(long)]
+    pub no_kernel_tables: bool,
+}
+
+pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    let src = Source::open(&a.read.options())?;
+    let stopped = match a.to {
+        Format::Parquet => {
+            let opts = reef_export::parquet::Options {
+                row_group_rows: a.row_group_rows.max(1),
+                kernel_tables: !a.no_kernel_tables,
+                ..Default::default()
+            };
+            let (summary, stopped) = reef_export::parquet::write(src, &a.output, &opts)?;
+            eprintln!(
+                "reef: wrote {} events in {} files under {}",
+                summary.events,
+                summary.files.len(),
+                a.output.display()
+            );
+            stopped
+        }
+        Format::ChromeJson => {
+            let (events, stopped) = reef_export::chrome::write(src, &a.output)?;
+            eprintln!("reef: wrote {events} events to {}", a.output.display());
+            stopped
+        }
+    };
+    match stopped {
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
