@@ -2,7 +2,9 @@
 # Installs the system packages reef's tests and benchmarks compare against:
 # babeltrace2 / babeltrace (reading), LTTng-UST + tools (recording peer),
 # Chromium (the page of `reef view`, driven by playwright-core from web/);
-# cmake, pkg-config and man-db for the install tests (tests/install).
+# cmake, pkg-config and man-db for the install tests (tests/install);
+# python3-bt2 (babeltrace2's Python bindings: the Python package's
+# reference) and python3-venv (its tests' venv).
 set -euo pipefail
 pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db)
 missing=()

@@ -53,6 +53,10 @@ if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f python/tests/run.sh ]; then
+    echo "== Python package (import reef): vs bt2 (python3-bt2), the CLI's JSON/LAMI, scripts, Arrow"
+    if bash python/tests/run.sh "$reef"; then echo "python: ok"; else echo "python: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/view/api/run.sh ]; then
     echo "== reef view: API vs babeltrace2, bad input"
     if bash tests/view/api/run.sh "$reef"; then echo "view api: ok"; else echo "view api: FAILED"; fails=$((fails + 1)); fi

@@ -26,11 +26,16 @@ pub struct ActivitiesArgs {
     pub paths: Vec<PathBuf>,
     /// Condition on an event that begins an activity, e.g.
     /// `$evt.$name == "lock:ACQUIRE"`.
-    #[arg(long, value_name = "EXPR", value_parser = check_expr)]
-    pub begin: String,
+    #[arg(long, value_name = "EXPR", value_parser = check_expr, required_unless_present = "script")]
+    pub begin: Option<String>,
     /// Condition on an event that ends an activity.
-    #[arg(long, value_name = "EXPR", value_parser = check_expr)]
-    pub end: String,
+    #[arg(long, value_name = "EXPR", value_parser = check_expr, required_unless_present = "script")]
+    pub end: Option<String>,
+    /// Activities found by a Python script's decoder class (instead of
+    /// --begin/--end/--key), through the reef Python package (`python3 -m
+    /// reef`); reports as JSON.
+    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["begin", "end", "key"])]
+    pub script: Option<PathBuf>,
     /// Fields whose values pair a begin with an end (`mutex`,
     /// `$evt.$ctx.vtid,$evt.irq`, ...). Default: the thread (context
     /// `vtid`/`tid`, or libreef's packet context `tid`), else the stream
@@ -72,8 +77,8 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
         filter: a.filter.clone(),
     };
     let spec = ActivitySpec {
-        begin: a.begin.clone(),
-        end: a.end.clone(),
+        begin: a.begin.clone().unwrap_or_default(),
+        end: a.end.clone().unwrap_or_default(),
         key: a.key.clone(),
     };
     // By default, each activity and the statistics.

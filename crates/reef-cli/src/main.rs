@@ -19,6 +19,7 @@ mod cmd_view;
 mod output;
 mod render;
 mod report;
+mod script;
 mod source;
 
 use std::process::ExitCode;
@@ -255,6 +256,7 @@ fn main() -> ExitCode {
     output::reset_sigpipe();
     let cli = Cli::parse();
     let r = match &cli.command {
+        Command::Print(a) if a.script.is_some() => script::delegate(),
         Command::Print(a) => cmd_print::run(a),
         Command::View(a) => cmd_view::run(a),
         Command::Check(a) => cmd_check::run(a),
@@ -278,6 +280,7 @@ fn main() -> ExitCode {
         Command::Iousagetop(a) => cmd_analyses::io(&a.io, Mode::Usage(a.limit)),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
+        Command::Activities(a) if a.script.is_some() => script::delegate(),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
         Command::Recover(a) => cmd_recover::run(a),

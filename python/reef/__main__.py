@@ -1,0 +1,106 @@
+"""`python -m reef print|activities --script FILE.py ...`: the reading
+commands with a Python script, as `reef print --script` and `reef activities
+--script` run them (the `reef` binary hands those command lines to this
+module; it does not link Python itself).
+
+    print:       the script's `keep(event) -> bool` keeps events as `--filter`
+                 does; output as `reef print`'s (default format).
+    activities:  the script's activity decoder (see `reef.activities`);
+                 output as `reef activities --json`.
+
+A script error prints the script's traceback and the event it failed on,
+and exits with status 1; a reading error prints reef's message after what
+was read before it, and exits with status 1.
+"""
+
+import argparse
+import json
+import sys
+import traceback
+
+import reef
+
+
+def read_args(p):
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--script", required=True, metavar="FILE.py")
+    p.add_argument("--filter", metavar="EXPR")
+    p.add_argument("-j", "--workers", type=int)
+
+
+def script_failed(e):
+    traceback.print_exception(type(e), e, e.__traceback__)
+    ev = getattr(e, "reef_event", None)
+    where = f" on this event:\n{ev}" if ev is not None else ""
+    print(f"reef: error: the script failed{where}", file=sys.stderr)
+    return 1
+
+
+def cmd_print(a):
+    ns = reef.load_script(a.script)
+    keep = ns.get("keep")
+    if not callable(keep):
+        print(f"reef: error: {a.script}: no keep(event) function", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    try:
+        for m in reef.open(*a.paths, begin=a.begin, end=a.end, filter=a.filter,
+                           workers=a.workers, keep=keep):
+            if type(m) is reef.Event:
+                out.write(str(m))
+                out.write("\n")
+            else:
+                out.flush()
+                print(str(m), file=sys.stderr)
+    except reef.Error as e:
+        out.flush()
+        print(f"reef: error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the script's
+        out.flush()
+        return script_failed(e)
+    return 0
+
+
+def cmd_activities(a):
+    try:
+        res = reef.activities(*a.paths, filter=a.filter, start=a.start, stop=a.stop,
+                              workers=a.workers, decoder=a.script,
+                              log=a.log or not (a.stats or a.freq or a.top is not None),
+                              stats=a.stats or not (a.log or a.freq or a.top is not None),
+                              freq=a.freq_resolution if a.freq else None, top=a.top)
+    except reef.Error as e:
+        print(f"reef: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        return script_failed(e)
+    json.dump(res, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="reef", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pp = sub.add_parser("print", help="events kept by the script's keep(event)")
+    read_args(pp)
+    pp.add_argument("--begin", metavar="TIME")
+    pp.add_argument("--end", metavar="TIME")
+    pa = sub.add_parser("activities", help="activities of the script's decoder, as JSON")
+    read_args(pa)
+    pa.add_argument("--from", dest="start", metavar="TIME")
+    pa.add_argument("--to", dest="stop", metavar="TIME")
+    pa.add_argument("--log", action="store_true")
+    pa.add_argument("--stats", action="store_true")
+    pa.add_argument("--freq", action="store_true")
+    pa.add_argument("--freq-resolution", type=int, default=20)
+    pa.add_argument("--top", type=int)
+    pa.add_argument("--json", action="store_true", help="(always JSON)")
+    a = p.parse_args(argv)
+    return {"print": cmd_print, "activities": cmd_activities}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

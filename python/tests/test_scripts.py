@@ -1,0 +1,75 @@
+"""Scripts: keep(event) equals the equivalent --filter, a decoder class
+equals the equivalent `reef activities` definition; through the Python API
+and through the reef binary's --script (which runs `python3 -m reef`)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import reef
+from conftest import SHARED
+
+HERE = pathlib.Path(__file__).parent / "scripts"
+KERNEL = str(SHARED / "kernel-traces" / "bug446190")
+FILTER = '$evt.$name == "sched_*" && $evt.cpu_id == 1'
+ENV = {**os.environ, "REEF_PYTHON": sys.executable}
+
+
+def run(reef_bin, *args):
+    return subprocess.run([reef_bin, *args], capture_output=True, text=True, env=ENV)
+
+
+def test_keep_equals_filter_api():
+    ns = reef.load_script(HERE / "keep_sched_cpu1.py")
+    got = [str(m) for m in reef.open(KERNEL, keep=ns["keep"])]
+    exp = [str(m) for m in reef.open(KERNEL, filter=FILTER)]
+    assert got == exp and len(got) > 100
+
+
+def test_print_script_equals_filter(reef_bin):
+    s = run(reef_bin, "print", "--script", str(HERE / "keep_sched_cpu1.py"), KERNEL)
+    f = run(reef_bin, "print", "--filter", FILTER, KERNEL)
+    assert s.returncode == f.returncode == 0, s.stderr
+    assert s.stdout == f.stdout and s.stdout.count("\n") > 100
+
+
+ACT = ["--begin", '$name == "irq_handler_entry"', "--end", '$name == "irq_handler_exit"',
+       "--key", "irq,cpu_id"]
+REPORTS = ["--log", "--stats", "--freq", "--freq-resolution", "10", "--top", "5", "--json"]
+
+
+def test_decoder_equals_activities(reef_bin):
+    exp = json.loads(run(reef_bin, "activities", *ACT, *REPORTS, KERNEL).stdout)
+    got = reef.activities(KERNEL, decoder=HERE / "irq_activities.py", freq=10, top=5)
+    assert got == exp and len(got["log"]) > 100
+    s = run(reef_bin, "activities", "--script", str(HERE / "irq_activities.py"), *REPORTS,
+            KERNEL)
+    assert s.returncode == 0, s.stderr
+    assert json.loads(s.stdout) == exp
+
+
+def test_script_error_shows_traceback_and_event(reef_bin):
+    s = run(reef_bin, "print", "--script", str(HERE / "fails.py"), KERNEL)
+    assert s.returncode == 1
+    assert "Traceback" in s.stderr and "fails.py" in s.stderr and "KeyError" in s.stderr
+    first = next(str(m) for m in reef.open(KERNEL) if m.name == "sched_switch")
+    assert first in s.stderr
+    # The events before it were printed.
+    before = []
+    for m in reef.open(KERNEL):
+        if m.name == "sched_switch":
+            break
+        before.append(str(m))
+    assert s.stdout.splitlines() == before
+
+
+def test_missing_package_is_a_clear_error(reef_bin, tmp_path):
+    env = {**ENV, "REEF_PYTHON": "/usr/bin/python3", "PYTHONNOUSERSITE": "1"}
+    p = subprocess.run([reef_bin, "print", "--script", str(HERE / "fails.py"), KERNEL],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import reef"], capture_output=True,
+                           cwd=tmp_path, env=env)
+    if probe.returncode != 0:
+        assert p.returncode != 0 and "pip install ./python" in p.stderr
