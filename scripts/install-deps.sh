@@ -4,9 +4,11 @@
 # Chromium (the page of `reef view`, driven by playwright-core from web/);
 # cmake, pkg-config and man-db for the install tests (tests/install);
 # python3-bt2 (babeltrace2's Python bindings: the Python package's
-# reference) and python3-venv (its tests' venv).
+# reference) and python3-venv (its tests' venv); openjdk-17-jre-headless
+# for Spark (tests/export).
+# binutils, linux-perf and valgrind for tests/profile and bench/profile.
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db binutils linux-perf valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

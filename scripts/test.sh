@@ -37,6 +37,10 @@ if [ -f tests/tracer/run.sh ]; then
     echo "== libreef tracer tests"
     if bash tests/tracer/run.sh; then echo "tracer: ok"; else echo "tracer: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/profile/run.sh ]; then
+    echo "== profiling: libreef sampling, function entry/exit, reef profile, LTTng-UST cyg-profile"
+    if bash tests/profile/run.sh; then echo "profile: ok"; else echo "profile: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/live/run.sh ]; then
     echo "== live streaming tests (REEF_LISTEN, reef listen)"
     if bash tests/live/run.sh; then echo "live: ok"; else echo "live: FAILED"; fails=$((fails + 1)); fi

@@ -32,6 +32,19 @@
  *                      the process died by any means (kill -9 too)
  *   REEF_FATAL_SIGNALS 0: install no handler for fatal signals (below)
  *
+ * Profiling (tracer/README.md, "Profiling"):
+ *   REEF_SAMPLE        EVENT[:PERIOD]: sample each traced thread's user call
+ *                      stack, e.g. cpu-clock:1ms, task-clock:250us,
+ *                      cpu-clock:1000hz, cycles:1000000 (needs a PMU);
+ *                      recorded as `reef:sample` events. A thread is sampled
+ *                      from its first event on (the thread that starts the
+ *                      library at once; with REEF_SAMPLE set, libreef starts
+ *                      before main() when its constructor is linked in)
+ *   REEF_SAMPLE_STACK  fp (default: walk frame pointers in the handler) or
+ *                      perf (the kernel's PERF_SAMPLE_CALLCHAIN, read from
+ *                      the event's ring)
+ *   REEF_SAMPLE_SIGNAL the real-time signal used (default SIGRTMIN+5)
+ *
  * Live streaming (see tracer/README.md, "Live"; each overrides the matching
  * `struct reef_config` field):
  *   REEF_LISTEN        [ADDR]:PORT, PORT, ADDR, or 1/on: accept clients on
@@ -127,7 +140,16 @@ struct reef_config {
 	/* Crash safety (see "Crashes" above). */
 	int crash_safe;           /* 1: rings in shared file mappings */
 	int no_fatal_handlers;    /* 1: no SIGSEGV/SIGBUS/... handlers */
+	/* Profiling (REEF_SAMPLE, REEF_SAMPLE_STACK above). */
+	const char *sample;       /* NULL: no sampling; "cpu-clock:1ms" ... */
+	const char *sample_stack; /* NULL or "fp": frame pointers; "perf": the kernel's call chain */
 };
+
+/* Built-in subsystems (a schema has at most 254): reef_enable() and
+ * reef_disable() switch sampling and function entry/exit events on and off
+ * at run time; REEF_SUBSYSTEMS knows them as `sample` and `func`. */
+#define REEF_SUBSYS_SAMPLE 255u
+#define REEF_SUBSYS_FUNC 254u
 
 /* A `reef gen` schema; generated headers register theirs automatically. */
 struct reef_schema {
@@ -176,6 +198,10 @@ REEF_API void reef_shutdown(void);
 
 /* The trace directory, or NULL before initialisation. */
 REEF_API const char *reef_trace_dir(void);
+
+/* -finstrument-functions: record `reef:func_entry` / `reef:func_exit`. */
+REEF_API void __cyg_profile_func_enter(void *fn, void *call_site);
+REEF_API void __cyg_profile_func_exit(void *fn, void *call_site);
 
 /* Called by generated headers' constructors. */
 REEF_API void reef_register_schema(const struct reef_schema *schema);

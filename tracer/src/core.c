@@ -19,7 +19,12 @@
 
 #include "internal.h"
 
-_Alignas(REEF_CACHELINE) struct reef__shared reef__shared;
+/* The built-in subsystems start in ASK as a registered schema's do: the
+ * first function entry (-finstrument-functions) initialises the library
+ * even in a program without a schema. */
+_Alignas(REEF_CACHELINE) struct reef__shared reef__shared = {
+	.state = { [REEF_SUBSYS_FUNC] = REEF__ASK, [REEF_SUBSYS_SAMPLE] = REEF__ASK },
+};
 __thread struct reef__tls reef__tls __attribute__((tls_model("initial-exec")));
 struct reef_state reef__st = {
 	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -89,13 +94,19 @@ static void apply_subsystems(const char *spec)
 			p++;
 			len--;
 		}
+		/* A list of names replaces the schema's subsystems; the
+		 * built-in ones stay as they are unless named. */
 		if (first && !neg)
-			memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+			memset(reef__st.enabled, 0, REEF_SUBSYS_FUNC);
 		first = 0;
 		if (len == 3 && !strncmp(p, "all", 3)) {
 			memset(reef__st.enabled, neg ? 0 : 1, sizeof(reef__st.enabled));
 		} else if (len == 4 && !strncmp(p, "none", 4)) {
 			memset(reef__st.enabled, 0, sizeof(reef__st.enabled));
+		} else if (len == 6 && !strncmp(p, "sample", 6)) {
+			reef__st.enabled[REEF_SUBSYS_SAMPLE] = !neg;
+		} else if (len == 4 && !strncmp(p, "func", 4)) {
+			reef__st.enabled[REEF_SUBSYS_FUNC] = !neg;
 		} else if (len) {
 			int found = 0;
 			for (i = 0; i < n; i++) {
@@ -377,6 +388,7 @@ static void do_init(void)
 
 	make_uuid();
 	reef__clock_init(cfg.clock);
+	reef__profile_init(&cfg);
 
 	if (mkdir_p(reef__st.dir)) {
 		warn("cannot create the trace directory; not tracing: ", reef__st.dir);
@@ -421,6 +433,7 @@ static void do_init(void)
 	pthread_mutex_lock(&control_lock);
 	publish_states();
 	pthread_mutex_unlock(&control_lock);
+	reef__profile_start(); /* REEF_SAMPLE: this thread, the objects */
 }
 
 int reef_init(const struct reef_config *cfg)
@@ -438,6 +451,11 @@ static void ensure_init(void)
 {
 	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE))
 		pthread_once(&init_once, do_init);
+}
+
+void reef__ensure_init(void)
+{
+	ensure_init();
 }
 
 const char *reef_trace_dir(void)
@@ -639,6 +657,17 @@ static struct reef_buf *register_thread(void)
 	return b;
 }
 
+struct reef_buf *reef__thread_buf(void)
+{
+	struct reef__tls *t = &reef__tls;
+	if (!t->buf && !t->dead && !reef__st.stop) {
+		t->buf = register_thread();
+		if (t->buf)
+			reef__profile_thread_registered();
+	}
+	return (struct reef_buf *)t->buf;
+}
+
 static void discard_one(struct reef_buf *b)
 {
 	if (b)
@@ -764,13 +793,18 @@ char *reef__reserve_slow(size_t size)
 	}
 	if (!b) {
 		ensure_init();
-		b = register_thread();
-		if (!b) {
-			discard_one(NULL);
-			t->nest--;
-			return NULL;
+		/* Initialising may have registered this thread (REEF_SAMPLE). */
+		if (!(b = (struct reef_buf *)t->buf)) {
+			b = register_thread();
+			if (!b) {
+				discard_one(NULL);
+				t->nest--;
+				return NULL;
+			}
+			t->buf = b;
+			/* REEF_SAMPLE: sample this thread from now on. */
+			reef__profile_thread_registered();
 		}
-		t->buf = b;
 	}
 	if (size > b->packet_size - REEF_PACKET_HEADER_SIZE - REEF_COMMIT_WORD) {
 		discard_one(b); /* can never fit */
@@ -941,6 +975,7 @@ static void at_exit(void)
 static void thread_exit(void *arg)
 {
 	struct reef_buf *b = (struct reef_buf *)arg;
+	reef__sample_thread_stop();
 	close_own_packet();
 	pthread_mutex_lock(&reef__st.registry_lock);
 	reef__tls.dead = 1;
@@ -955,7 +990,17 @@ static void thread_exit(void *arg)
  * buffers or files: its copy of them is simply abandoned. */
 static void after_fork_child(void)
 {
+	struct reef_buf *b;
 	memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+	/* The child's copies of the parent threads' perf_event descriptors
+	 * (they count the parent's threads, never the child; closed, not
+	 * disabled: the event is the parent's). */
+	reef__sample_forget();
+	for (b = reef__st.buffers; b; b = b->next)
+		if (b->sample_fd > 0) {
+			close(b->sample_fd);
+			b->sample_fd = 0;
+		}
 	reef__st.stop = 1;
 	reef__st.consumer_tid = 0; /* the parent's consumer */
 	reef__tls.dead = 1;

@@ -109,6 +109,7 @@ struct reef_buf {
 	int retired;               /* the thread has exited */
 	int fd;                    /* stream file, -1 until opened */
 	uint64_t reported_discarded; /* events_discarded of the last packet written */
+	int sample_fd;             /* profile.c: the thread's perf_event, 0: none */
 	struct reef_live live;     /* net.c */
 	struct reef_buf *next;
 };
@@ -145,6 +146,21 @@ extern struct reef_state reef__st REEF_HIDDEN;
 
 /* core.c */
 void reef__wake_consumer(void) REEF_HIDDEN;
+void reef__ensure_init(void) REEF_HIDDEN;
+/* The calling thread's buffer, registered now if needed (not in a signal
+ * handler); NULL if it cannot be. */
+struct reef_buf *reef__thread_buf(void) REEF_HIDDEN;
+
+/* profile.c: sampling, function entry/exit, loaded objects. */
+void reef__profile_init(const struct reef_config *cfg) REEF_HIDDEN;
+void reef__profile_start(void) REEF_HIDDEN;
+void reef__profile_thread_registered(void) REEF_HIDDEN;
+void reef__sample_thread_start(void) REEF_HIDDEN;
+void reef__sample_thread_stop(void) REEF_HIDDEN;
+void reef__sample_forget(void) REEF_HIDDEN;
+void reef__objects_poll(void) REEF_HIDDEN;
+extern const char reef__builtin_events[] REEF_HIDDEN;
+extern const char *const reef__builtin_prelude[] REEF_HIDDEN;
 
 /* clock.c */
 void reef__clock_init(enum reef_clock which) REEF_HIDDEN;

@@ -118,12 +118,13 @@ char *reef__metadata_text(size_t *lenp)
 	char *text = NULL;
 	size_t len = 0, cap = 0;
 	const char *const *l;
-	if (!s)
-		return NULL;
-	for (l = s->metadata; *l; l++) {
+	/* A program without a schema (sampling, -finstrument-functions)
+	 * gets the prelude alone; both get libreef's built-in events. */
+	for (l = s ? s->metadata : reef__builtin_prelude; *l; l++) {
 		expand_line(&text, &len, &cap, *l);
 		append(&text, &len, &cap, "\n", 1);
 	}
+	append(&text, &len, &cap, reef__builtin_events, strlen(reef__builtin_events));
 	*lenp = len;
 	return text;
 }
@@ -426,6 +427,7 @@ void *reef__consumer_main(void *arg)
 	/* Named once its priority is set (tests/tracer waits for the name). */
 	prctl(PR_SET_NAME, "reef-consumer", 0, 0, 0);
 	while (!__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
+		reef__objects_poll(); /* a dlopen() since: a new statedump */
 		if (reef__st.cfg.mode != REEF_MODE_OVERWRITE)
 			reef__drain(0);
 		if (reef__st.cfg.mode == REEF_MODE_DISCARD && reef__net_backlogged()) {

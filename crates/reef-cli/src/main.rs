@@ -13,6 +13,7 @@ mod cmd_install;
 mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
+mod cmd_profile;
 mod cmd_recover;
 mod cmd_stats;
 mod cmd_view;
@@ -230,6 +231,12 @@ enum Command {
     ///
     /// Example: reef view --open ~/lttng-traces/my-session/kernel
     View(cmd_view::ViewArgs),
+    /// Where the time went: sampled call stacks (REEF_SAMPLE) or function
+    /// entry/exit (-finstrument-functions, LTTng-UST cyg-profile),
+    /// symbolized, as folded stacks, speedscope JSON or a call tree.
+    ///
+    /// Example: REEF_SAMPLE=cpu-clock:1ms REEF_OUTPUT=t ./app; reef profile --folded t
+    Profile(cmd_profile::ProfileArgs),
     /// Write the traces read (with --begin/--end/--filter) for other tools:
     /// a Parquet dataset for DuckDB, Spark and `reef sql`, or a Chrome
     /// trace (JSON) for Perfetto's UI and about:tracing.
@@ -259,6 +266,7 @@ fn main() -> ExitCode {
         Command::Print(a) if a.script.is_some() => script::delegate(),
         Command::Print(a) => cmd_print::run(a),
         Command::View(a) => cmd_view::run(a),
+        Command::Profile(a) => cmd_profile::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Gen(a) => cmd_gen::run(a).map(|()| ExitCode::SUCCESS),
         Command::Cputop(a) => cmd_analyses::cputop(a),

@@ -5,8 +5,10 @@
 
 use crate::error::Pos;
 
-/// Largest number of subsystems (ids are `subsystem << 8 | event`).
-pub const MAX_SUBSYSTEMS: usize = 256;
+/// Largest number of subsystems (ids are `subsystem << 8 | event`): 254,
+/// libreef keeps subsystems 254 (`func`, function entry/exit) and 255
+/// (`sample`, samples and loaded objects) for its built-in events.
+pub const MAX_SUBSYSTEMS: usize = 254;
 /// Largest number of events in one subsystem.
 pub const MAX_EVENTS_PER_SUBSYSTEM: usize = 256;
 /// Largest element count of a fixed array.

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks of tests/profile/run.sh on `reef profile` output.
+
+    check.py shares FOLDED         the ten-function program: RMS error of the
+                                   leaf functions' shares <= 0.5 points
+    check.py has FOLDED NAME...    every NAME is a frame of some stack
+    check.py thread FOLDED NAME    NAME is sampled in a thread other than
+                                   the one that ran `main`
+    check.py tree TREE             the call tree calls.c implies
+"""
+import math
+import sys
+
+EXPECTED = {"f50": 50, "f20": 20, "f15": 15, "f5a": 5, "f5b": 5,
+            "f1a": 1, "f1b": 1, "f1c": 1, "f1d": 1, "f1e": 1}
+
+
+def folded(path):
+    out = []
+    for line in open(path):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        out.append((stack.split(";"), int(n)))
+    return out
+
+
+def shares(path):
+    per = {k: 0 for k in EXPECTED}
+    total = 0
+    for frames, n in folded(path):
+        total += n
+        leaf = [f for f in frames if f in EXPECTED]
+        if leaf:
+            per[leaf[-1]] += n
+    assert total > 0, "no samples"
+    err = 0.0
+    for k, want in EXPECTED.items():
+        got = 100.0 * per[k] / total
+        print(f"  {k}: {got:6.2f} % (expected {want})")
+        err += (got - want) ** 2
+    rms = math.sqrt(err / len(EXPECTED))
+    print(f"  {total} samples, RMS error {rms:.3f} percentage points")
+    assert rms <= 0.5, f"RMS error {rms:.3f} > 0.5"
+
+
+def has(path, names):
+    frames = {f for fs, _ in folded(path) for f in fs}
+    for n in names:
+        assert n in frames, f"{n} not in any stack of {path}"
+
+
+def thread(path, name):
+    stacks = folded(path)
+    main_threads = {fs[0] for fs, _ in stacks if "main" in fs}
+    others = {fs[0] for fs, _ in stacks if name in fs}
+    assert others, f"{name} never sampled"
+    assert others - main_threads, f"{name} only in the main thread: {others}"
+
+
+def tree(path):
+    rows = []
+    for line in open(path):
+        if line.strip().startswith("total") or line.startswith("#"):
+            continue
+        total, own, calls = line[:40].split()
+        rest = line[40:].rstrip("\n")  # two spaces of indent per level
+        name = rest.strip()
+        indent = len(rest) - len(rest.lstrip(" "))
+        rows.append((indent // 2, name, int(calls), int(total), int(own)))
+    # Paths with call counts.
+    stack, got = [], {}
+    for depth, name, calls, total, own in rows:
+        stack = stack[:depth] + [name]
+        got[";".join(stack)] = (calls, total, own)
+    want = {"main": 1, "main;a": 2, "main;a;b": 6, "main;a;c": 2, "main;c": 1}
+    assert {k: v[0] for k, v in got.items()} == want, f"call tree {got} != {want}"
+    for k, (calls, total, own) in got.items():
+        kids = sum(v[1] for p, v in got.items() if p.startswith(k + ";") and p.count(";") == k.count(";") + 1)
+        assert own <= total and abs(total - own - kids) <= 1000, f"{k}: total {total} self {own} children {kids}"
+        assert own >= calls * 900000, f"{k}: self {own} ns < {calls} x 0.9 ms"
+    print("  call tree:", {k: v[0] for k, v in got.items()})
+
+
+cmd = sys.argv[1]
+if cmd == "shares":
+    shares(sys.argv[2])
+elif cmd == "has":
+    has(sys.argv[2], sys.argv[3:])
+elif cmd == "thread":
+    thread(sys.argv[2], sys.argv[3])
+elif cmd == "tree":
+    tree(sys.argv[2])
