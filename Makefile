@@ -47,6 +47,7 @@ all: reef tracer
 
 # Cargo knows when the binary is up to date.
 reef: $(if $(filter 1,$(WEB)),web)
+	@command -v protoc >/dev/null || bash scripts/build-tools.sh
 	$(CARGO) build --release -p reef-cli
 
 # `make install` builds only what is missing, so that `make && sudo make

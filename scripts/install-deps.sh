@@ -6,9 +6,11 @@
 # python3-bt2 (babeltrace2's Python bindings: the Python package's
 # reference) and python3-venv (its tests' venv); openjdk-17-jre-headless
 # for Spark (tests/export).
-# binutils, linux-perf and valgrind for tests/profile and bench/profile.
+# binutils, linux-perf and valgrind for tests/profile and bench/profile;
+# protobuf-compiler (protoc) for the build of the Perfetto trace types and
+# the test that decodes `reef convert --to perfetto`'s output.
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db binutils linux-perf valgrind)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db binutils linux-perf valgrind protobuf-compiler)
 missing=()
 for p in "${pkgs[@]}"; do
     # Installed, not merely known (a removed package keeps its config files

@@ -20,6 +20,14 @@ Chrome JSON (`reef convert --to chrome-json`), read by Python's json:
   row, every slice ended, `M` events naming rows;
 - the system call slices of each thread are the rows of `syscalls`.
 
+Perfetto protobuf (`reef convert --to perfetto`), decoded by Google's
+protobuf package against perfetto_trace.proto (compiled by protoc):
+- one instant per event, in bt2's order, at bt2's time, with bt2's payload;
+- every track described, slices nested per track, the system call slices
+  of each thread the rows of `syscalls`; on kernel traces the ftrace
+  events (sched_switch, wakeups, forks, IRQs, …) one per bt2 event of
+  that name, the sched_switch times and threads bt2's.
+
 Usage: check.py REEF (run from the repository root; needs bt2, duckdb,
 pyarrow and polars: scripts/test.sh makes a venv with them).
 """
@@ -316,6 +324,29 @@ def check_kernel(trace, path, dsdir, events):
           f"({len(got)} vs {len(want)}; e.g. {sorted(set(got.items()) ^ set(want.items()))[:4]})")
 
 
+def compare_instants(trace, path, what, instants):
+    """Instants (name, ns, args) equal bt2's events with a time, in order,
+    with the payload bt2 gives (scalars; an enumeration as its labels)."""
+    ref = bt2_events_safe(path)
+    if ref is None:
+        return None
+    ref = [(n, ns, cols) for (n, ns, cols) in ref if ns is not None]
+    check(len(instants) == len(ref), f"{trace}: {what}: {len(instants)} instants, bt2 {len(ref)} events with a time")
+    bad = 0
+    for (ename, t, eargs), (name, ns, cols) in zip(instants, ref):
+        payload = {k: v for k, v in cols.items() if not k.startswith(("ctx.", "stream_ctx.")) and "." not in k and not k.endswith("_label")}
+        args = {k: v for k, v in eargs.items() if k not in ("ctx", "stream_ctx")}
+        scalar = {k: v for k, v in payload.items() if isinstance(v, (int, str)) and not isinstance(v, bool)}
+        diff = [k for k, v in scalar.items()
+                if args.get(k) != v and not (args.get(k) == "" and bt1_empty(path, name, ns, k)) and not (isinstance(args.get(k), str) and cols.get(k + "_label") and args[k] == ", ".join(cols[k + "_label"]))]
+        if ename != name or t != ns or diff:
+            bad += 1
+            if bad <= 3:
+                print(f"  {trace}: {what} {ename} at {t}, bt2 {name} at {ns}; differing args {diff}")
+    check(bad == 0, f"{trace}: {what}: {bad} instants differ from bt2's events")
+    return ref
+
+
 # --- Chrome JSON ---------------------------------------------------------------
 
 def check_chrome(trace, tmp, calls=None):
@@ -331,24 +362,8 @@ def check_chrome(trace, tmp, calls=None):
     origin = doc["otherData"]["reef_origin_ns"]
     check(all(e["ph"] in ("i", "B", "E", "X", "C", "M") for e in evs), f"{trace}: unknown phase")
     instants = [e for e in evs if e["ph"] == "i"]
-    ref = bt2_events_safe(path)
-    if ref is None:
-        return
-    ref = [(n, ns, cols) for (n, ns, cols) in ref if ns is not None]
-    check(len(instants) == len(ref), f"{trace}: {len(instants)} instants, bt2 {len(ref)} events with a time")
-    bad = 0
-    for e, (name, ns, cols) in zip(instants, ref):
-        t = int(decimal.Decimal(e["ts"]) * 1000) + origin
-        payload = {k: v for k, v in cols.items() if not k.startswith(("ctx.", "stream_ctx.")) and "." not in k and not k.endswith("_label")}
-        args = {k: v for k, v in e["args"].items() if k not in ("ctx", "stream_ctx")}
-        scalar = {k: v for k, v in payload.items() if isinstance(v, (int, str)) and not isinstance(v, bool)}
-        diff = [k for k, v in scalar.items()
-                if args.get(k) != v and not (args.get(k) == "" and bt1_empty(path, name, ns, k)) and not (isinstance(args.get(k), str) and cols.get(k + "_label") and args[k] == ", ".join(cols[k + "_label"]))]
-        if e["name"] != name or t != ns or diff:
-            bad += 1
-            if bad <= 3:
-                print(f"  {trace}: chrome {e['name']} at {t}, bt2 {name} at {ns}; differing args {diff}")
-    check(bad == 0, f"{trace}: {bad} instants differ from bt2's events")
+    compare_instants(trace, path, "chrome",
+                     [(e["name"], int(decimal.Decimal(e["ts"]) * 1000) + origin, e["args"]) for e in instants])
     # The format's rules.
     stacks = defaultdict(list)
     last = {}
@@ -393,12 +408,119 @@ def check_chrome(trace, tmp, calls=None):
     check(all(r in named for r in last), f"{trace}: rows without a thread_name")
 
 
+# --- Perfetto ------------------------------------------------------------------
+
+FTRACE = {"sched_switch", "sched_wakeup", "sched_waking", "sched_wakeup_new", "sched_process_fork",
+          "sched_process_exec", "sched_process_exit", "sched_process_free", "irq_handler_entry",
+          "irq_handler_exit", "softirq_entry", "softirq_exit"}
+_trace_class = []
+
+
+def perfetto_trace_class():
+    """perfetto.protos.Trace, from the descriptor set protoc made of the
+    perfetto_trace.proto the Rust crate ships (run.sh), decoded by Google's
+    protobuf package: not reef's encoder."""
+    if not _trace_class:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        fds = descriptor_pb2.FileDescriptorSet()
+        with open(os.environ["PERFETTO_DESC"], "rb") as f:
+            fds.ParseFromString(f.read())
+        pool = descriptor_pool.DescriptorPool()
+        for fd in fds.file:
+            pool.Add(fd)
+        _trace_class.append(message_factory.GetMessageClass(pool.FindMessageTypeByName("perfetto.protos.Trace")))
+    return _trace_class[0]
+
+
+def annotation_py(a):
+    if len(a.dict_entries):
+        return {d.name: annotation_py(d) for d in a.dict_entries}
+    if len(a.array_values):
+        return [annotation_py(x) for x in a.array_values]
+    kind = a.WhichOneof("value")
+    return getattr(a, kind) if kind else None
+
+
+def check_perfetto(trace, tmp, calls=None):
+    path = os.path.join(SHARED, trace)
+    out = os.path.join(tmp, "trace.pftrace")
+    r = reef("convert", "--to", "perfetto", "-o", out, path)
+    check(r.returncode == 0, f"{trace}: reef convert --to perfetto exit {r.returncode}: {r.stderr}")
+    if r.returncode != 0:
+        return
+    t = perfetto_trace_class()()
+    with open(out, "rb") as f:
+        t.ParseFromString(f.read())
+    tracks, instants, seqs = {}, [], set()
+    slices = defaultdict(list)
+    ftrace, switches = Counter(), []
+    bad_order = 0
+    for i, p in enumerate(t.packet):
+        seqs.add(p.trusted_packet_sequence_id)
+        kind = p.WhichOneof("data")
+        if kind == "track_descriptor":
+            tracks[p.track_descriptor.uuid] = p.track_descriptor
+        elif kind == "track_event":
+            e = p.track_event
+            if e.type == 3:  # TYPE_INSTANT
+                instants.append((e.name, p.timestamp, {a.name: annotation_py(a) for a in e.debug_annotations},
+                                 e.track_uuid))
+            else:
+                slices[e.track_uuid].append((p.timestamp, i, e.type, e.name, list(e.categories)))
+        elif kind == "ftrace_events":
+            last = 0
+            for fe in p.ftrace_events.event:
+                k = fe.WhichOneof("event")
+                ftrace[k] += 1
+                bad_order += fe.timestamp < last
+                last = fe.timestamp
+                if k == "sched_switch":
+                    sw = fe.sched_switch
+                    switches.append((fe.timestamp, sw.prev_pid, sw.next_pid))
+    check(seqs <= {1}, f"{trace}: perfetto: packets on sequences {seqs}")
+    check(bad_order == 0, f"{trace}: perfetto: {bad_order} ftrace events before the one they follow in a bundle")
+    ref = compare_instants(trace, path, "perfetto", [(n, ts, a) for (n, ts, a, _) in instants])
+    undescribed = {u for (_, _, _, u) in instants} - set(tracks) | set(slices) - set(tracks)
+    check(not undescribed, f"{trace}: perfetto: {len(undescribed)} tracks without a descriptor")
+    threads = [d for d in tracks.values() if d.HasField("thread")]
+    check(all(d.thread.HasField("pid") and d.thread.HasField("tid") for d in threads),
+          f"{trace}: perfetto: a thread descriptor without pid or tid")
+    # Slices nest per track once sorted by time (the trace processor keeps
+    # the order of packets of equal times).
+    bad, got_calls = 0, Counter()
+    for u, evs in slices.items():
+        depth = 0
+        for ts, _, typ, name, cats in sorted(evs):
+            if typ == 1:
+                depth += 1
+                if "syscall" in cats:
+                    got_calls[(tracks[u].thread.tid, name)] += 1
+            elif typ == 2:
+                depth -= 1
+                bad += depth < 0
+        bad += depth != 0
+    check(bad == 0, f"{trace}: perfetto: {bad} slices end unbegun or stay open")
+    if calls is not None:
+        check(dict(got_calls) == calls, f"{trace}: perfetto: system call slices per thread and name differ from "
+              f"the syscalls table (e.g. {sorted(set(got_calls.items()) ^ set(calls.items()))[:4]})")
+    if ref is not None:
+        # LTTng kernel events (a kernel trace's names have no provider
+        # prefix): one ftrace event each.
+        want = Counter(n for (n, _, _) in ref if n in FTRACE)
+        check(dict(ftrace) == dict(want), f"{trace}: perfetto: ftrace events per kind {dict(ftrace)}, "
+              f"bt2 events per name {dict(want)}")
+        want_sw = sorted((ns, c["prev_tid"], c["next_tid"]) for (n, ns, c) in ref if n == "sched_switch")
+        check(sorted(switches) == want_sw, f"{trace}: perfetto: sched_switch times and threads differ from bt2's")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for trace in KERNEL + SUCCEED:
             syscall_rows.clear()
             check_parquet(trace, tmp)
             check_chrome(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
+            check_perfetto(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
     if skipped:
         print(f"bt2 (2.0.4) cannot read {len(skipped)} trace(s), values not compared: {' '.join(skipped)}")
     print(f"{cells} field values compared with bt2")

@@ -1,5 +1,6 @@
 //! `reef convert`: the traces read (window, filter) written for other
-//! tools: a Parquet dataset (`reef_export::parquet`), a Chrome trace.
+//! tools: a Parquet dataset (`reef_export::parquet`), a Chrome trace, a
+//! Perfetto trace.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +16,9 @@ pub enum Format {
     /// Chrome's Trace Event format (a JSON file) for about:tracing and
     /// Perfetto's UI.
     ChromeJson,
+    /// Perfetto's protobuf trace (a file) for Perfetto's UI and trace
+    /// processor.
+    Perfetto,
 }
 
 #[derive(clap::Args)]
@@ -58,6 +62,23 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
         Format::ChromeJson => {
             let (events, stopped) = reef_export::chrome::write(src, &a.output)?;
             eprintln!("reef: wrote {events} events to {}", a.output.display());
+            stopped
+        }
+        Format::Perfetto => {
+            let (sum, stopped) = reef_export::perfetto::write(src, &a.output)?;
+            eprintln!(
+                "reef: wrote {} events ({} ftrace events, {} system call slices) to {}",
+                sum.events,
+                sum.ftrace_events,
+                sum.syscall_slices,
+                a.output.display()
+            );
+            if sum.skipped > 0 {
+                eprintln!(
+                    "reef: left out {} events without a time or before the clock's origin",
+                    sum.skipped
+                );
+            }
             stopped
         }
     };

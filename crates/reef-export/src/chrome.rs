@@ -58,12 +58,25 @@ fn streams_pid(trace: usize) -> i64 {
     PSEUDO + 2 + 2 * trace as i64
 }
 
-fn real_pid(trace: usize, pid: i64) -> i64 {
+/// Whether `pid` is one of the pseudo processes (`CPUs`, `streams`).
+pub(crate) fn is_pseudo(pid: i64) -> bool {
+    pid > PSEUDO && pid < 2 * PSEUDO
+}
+
+pub(crate) fn real_pid(trace: usize, pid: i64) -> i64 {
     pid + ((trace as i64) << 23)
 }
 
 /// A row: (pid, tid).
-type Row = (i64, i64);
+pub(crate) type Row = (i64, i64);
+
+/// The names of processes and rows (threads, CPUs, streams) as the
+/// reading last gave them.
+#[derive(Default)]
+pub(crate) struct Names {
+    pub process: BTreeMap<i64, String>,
+    pub thread: BTreeMap<Row, String>,
+}
 
 struct Out<W: Write> {
     w: W,
@@ -71,8 +84,7 @@ struct Out<W: Write> {
     origin: Option<i64>,
     /// Open slices per row, innermost last.
     open: BTreeMap<Row, Vec<String>>,
-    process_names: BTreeMap<i64, String>,
-    thread_names: BTreeMap<Row, String>,
+    names: Names,
 }
 
 fn ts_text(rel: i64) -> String {
@@ -170,8 +182,7 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         first: true,
         origin: None,
         open: BTreeMap::new(),
-        process_names: BTreeMap::new(),
-        thread_names: BTreeMap::new(),
+        names: Names::default(),
     };
     let io = |e: std::io::Error| Error::io(path, e);
     out.w
@@ -200,7 +211,7 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         };
         let c = m.cursor;
         let w = who.of(m);
-        let row = row_of(m.trace, c, &w, &mut out);
+        let row = row_of(m.trace, c, &w, &mut out.names);
         let name = c.event_name();
         if kernel[m.trace] {
             kernel_slices(&mut out, &mut kf, m.trace, c, &w, name, ns).map_err(io)?;
@@ -209,7 +220,7 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
             k.event(c, ns);
             for call in k.take_calls() {
                 let pid = real_pid(m.trace, call.pid.unwrap_or(call.tid));
-                out.thread_names.entry((pid, call.tid)).or_insert(call.comm);
+                out.names.thread.entry((pid, call.tid)).or_insert(call.comm);
                 let e = json!({"ph": "X", "name": call.name, "cat": "syscall", "pid": pid, "tid": call.tid,
                                "dur": Json::Null});
                 out.event_dur(obj(e), call.begin, call.end - call.begin).map_err(io)?;
@@ -229,12 +240,12 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
         }
     }
     let meta_ns = out.origin.unwrap_or(0);
-    let pnames = std::mem::take(&mut out.process_names);
+    let pnames = std::mem::take(&mut out.names.process);
     for (pid, name) in pnames {
         let e = json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}});
         out.event(obj(e), meta_ns).map_err(io)?;
     }
-    let tnames = std::mem::take(&mut out.thread_names);
+    let tnames = std::mem::take(&mut out.names.thread);
     for ((pid, tid), name) in tnames {
         let e = json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}});
         out.event(obj(e), meta_ns).map_err(io)?;
@@ -248,19 +259,20 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
 }
 
 /// The row of an event, named on the way.
-fn row_of<W: Write>(trace: usize, c: &StreamCursor, w: &Who, out: &mut Out<W>) -> Row {
+pub(crate) fn row_of(trace: usize, c: &StreamCursor, w: &Who, names: &mut Names) -> Row {
     match (w.tid, w.cpu) {
         (Some(tid), _) if tid != 0 => {
             let pid = real_pid(trace, w.pid.unwrap_or(tid));
             match &w.procname {
                 Some(n) => {
-                    out.thread_names.insert((pid, tid), n.clone());
+                    names.thread.insert((pid, tid), n.clone());
                     if w.pid.is_none_or(|p| p == tid) {
-                        out.process_names.insert(pid, n.clone());
+                        names.process.insert(pid, n.clone());
                     }
                 }
                 None => {
-                    out.thread_names
+                    names
+                        .thread
                         .entry((pid, tid))
                         .or_insert_with(|| format!("thread {tid}"));
                 }
@@ -269,21 +281,18 @@ fn row_of<W: Write>(trace: usize, c: &StreamCursor, w: &Who, out: &mut Out<W>) -
         }
         (_, Some(cpu)) => {
             let pid = cpus_pid(trace);
-            out.process_names
-                .entry(pid)
-                .or_insert_with(|| "CPUs".into());
-            out.thread_names
+            names.process.entry(pid).or_insert_with(|| "CPUs".into());
+            names
+                .thread
                 .entry((pid, cpu))
                 .or_insert_with(|| format!("CPU {cpu}"));
             (pid, cpu)
         }
         _ => {
             let pid = streams_pid(trace);
-            out.process_names
-                .entry(pid)
-                .or_insert_with(|| "streams".into());
+            names.process.entry(pid).or_insert_with(|| "streams".into());
             let s = c.source as i64;
-            out.thread_names.entry((pid, s)).or_insert_with(|| {
+            names.thread.entry((pid, s)).or_insert_with(|| {
                 c.file_path()
                     .map_or(format!("stream {s}"), |p| p.display().to_string())
             });
@@ -315,7 +324,8 @@ fn kernel_slices<W: Write>(
                 .and_then(|v| v.as_str())
                 .map(|s| s.into_owned())
                 .unwrap_or_default();
-            out.thread_names
+            out.names
+                .thread
                 .entry(cpu_row)
                 .or_insert_with(|| format!("CPU {cpu}"));
             out.begin(cpu_row, &comm, ns, json!({"tid": next}))?;
@@ -328,7 +338,8 @@ fn kernel_slices<W: Write>(
             .and_then(|v| v.as_str())
             .map(|s| s.into_owned())
             .unwrap_or_default();
-        out.thread_names
+        out.names
+            .thread
             .entry(irq_row)
             .or_insert_with(|| format!("CPU {cpu} IRQ"));
         out.begin(
@@ -342,7 +353,8 @@ fn kernel_slices<W: Write>(
         out.end(irq_row, &format!("irq {irq}"), ns)?;
     } else if name == "softirq_entry" {
         let vec = int(&mut kf.vec).unwrap_or(-1);
-        out.thread_names
+        out.names
+            .thread
             .entry(irq_row)
             .or_insert_with(|| format!("CPU {cpu} IRQ"));
         out.begin(irq_row, &format!("softirq {vec}"), ns, json!({"vec": vec}))?;
@@ -354,7 +366,7 @@ fn kernel_slices<W: Write>(
 }
 
 /// The event's fields as JSON.
-fn args(c: &StreamCursor) -> Json {
+pub(crate) fn args(c: &StreamCursor) -> Json {
     let sp = &c.trace.class.streams[c.stream];
     let ep = &sp.events[c.event.event];
     let mut m = match scope_json(&ep.payload, c.event.payload(), c.data()) {

@@ -6,10 +6,13 @@
 //!   Spark query. Schema: `docs/parquet.md`.
 //! - [`chrome`]: the Trace Event format (JSON) Chrome's `about:tracing`
 //!   and Perfetto's UI open.
+//! - [`perfetto`]: Perfetto's protobuf trace (tracks per process,
+//!   thread and CPU; kernel scheduling as ftrace events).
 
 pub mod chrome;
 pub mod kernel;
 pub mod parquet;
+pub mod perfetto;
 
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
