@@ -3,6 +3,10 @@
 
     check.py shares FOLDED         the ten-function program: RMS error of the
                                    leaf functions' shares <= 0.5 points
+    check.py pprof-shares TRACES   the same from `go tool pprof -traces`
+                                   output (pprof's own decoding)
+    check.py svg-shares SVG        the same from a flame graph's frame
+                                   widths (the root frame is 100 %)
     check.py has FOLDED NAME...    every NAME is a frame of some stack
     check.py thread FOLDED NAME    NAME is sampled in a thread other than
                                    the one that ran `main`
@@ -23,10 +27,44 @@ def folded(path):
     return out
 
 
-def shares(path):
+def pprof_traces(path):
+    """`go tool pprof -traces`: per sample a value and the frames, leaf
+    first, between dashed lines; as (frames outermost first, value)."""
+    out, frames, value = [], [], None
+    for line in open(path):
+        if line.startswith("-----------+"):
+            if value is not None:
+                out.append((frames[::-1], value))
+            frames, value = [], None
+            continue
+        if value is None and line[:11].strip().isdigit():
+            value = int(line[:11].strip())
+            frames.append(line[11:].strip())
+        elif value is not None and line.strip():
+            frames.append(line.strip())
+    if value is not None:
+        out.append((frames[::-1], value))
+    return out
+
+
+def svg_frames(path):
+    """(name, width) of every frame of a flame graph; the root is `all`."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    out = []
+    for g in ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}g"):
+        title = g.find("s:title", ns).text
+        name = re.sub(r" \([0-9]+ [a-z]+, [0-9.]+%\)$", "", title)
+        out.append((name, float(g.find("s:rect", ns).get("width"))))
+    return out
+
+
+def shares(path, stacks=None):
     per = {k: 0 for k in EXPECTED}
     total = 0
-    for frames, n in folded(path):
+    for frames, n in (stacks if stacks is not None else folded(path)):
         total += n
         leaf = [f for f in frames if f in EXPECTED]
         if leaf:
@@ -39,6 +77,24 @@ def shares(path):
         err += (got - want) ** 2
     rms = math.sqrt(err / len(EXPECTED))
     print(f"  {total} samples, RMS error {rms:.3f} percentage points")
+    assert rms <= 0.5, f"RMS error {rms:.3f} > 0.5"
+
+
+def svg_shares(path):
+    frames = svg_frames(path)
+    root = [w for n, w in frames if n == "all"]
+    assert len(root) == 1, "no single root frame"
+    per = {k: 0.0 for k in EXPECTED}
+    for n, w in frames:
+        if n in per:
+            per[n] += w
+    err = 0.0
+    for k, want in EXPECTED.items():
+        got = 100.0 * per[k] / root[0]
+        print(f"  {k}: {got:6.2f} % of the flame graph's width (expected {want})")
+        err += (got - want) ** 2
+    rms = math.sqrt(err / len(EXPECTED))
+    print(f"  RMS error {rms:.3f} percentage points")
     assert rms <= 0.5, f"RMS error {rms:.3f} > 0.5"
 
 
@@ -83,6 +139,10 @@ def tree(path):
 cmd = sys.argv[1]
 if cmd == "shares":
     shares(sys.argv[2])
+elif cmd == "pprof-shares":
+    shares(sys.argv[2], pprof_traces(sys.argv[2]))
+elif cmd == "svg-shares":
+    svg_shares(sys.argv[2])
 elif cmd == "has":
     has(sys.argv[2], sys.argv[3:])
 elif cmd == "thread":

@@ -36,6 +36,14 @@ $CC -o tenfunc "$HERE/tenfunc.c" -Wl,--no-as-needed -lreef -pthread
 REEF_OUTPUT=t10 REEF_SAMPLE=cpu-clock:1ms ./tenfunc "$SECS"
 "$REEF" profile --folded t10 >t10.folded
 if python3 "$HERE/check.py" shares t10.folded; then ok "ten functions, ${SECS} s at 1 kHz: shares"; else fail "ten functions: shares"; fi
+# The same profile as pprof, read by Go's pprof (go tool pprof -traces),
+# and as an SVG flame graph, measured from its frames' widths.
+"$REEF" profile --pprof -o t10.pb.gz t10
+if command -v go >/dev/null && go tool pprof -traces t10.pb.gz >t10.traces 2>t10.pprof.err && python3 "$HERE/check.py" pprof-shares t10.traces; then
+	ok "--pprof, read by go tool pprof: shares"
+else fail "--pprof: shares (go tool pprof: $(head -3 t10.pprof.err 2>/dev/null))"; fi
+"$REEF" profile --svg -o t10.svg t10
+if python3 "$HERE/check.py" svg-shares t10.svg; then ok "--svg flame graph: shares from the frames' widths"; else fail "--svg: shares"; fi
 bt_clean t10 "the ten-function trace (samples, objects)"
 # The same with the kernel's call chains (REEF_SAMPLE_STACK=perf).
 REEF_OUTPUT=t10p REEF_SAMPLE=cpu-clock:1ms REEF_SAMPLE_STACK=perf ./tenfunc 2

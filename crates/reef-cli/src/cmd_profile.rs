@@ -2,8 +2,8 @@
 //! entry/exit (`reef:func_entry/exit`, LTTng-UST's
 //! `lttng_ust_cyg_profile*:func_entry/func_exit`), symbolized with the
 //! objects the trace recorded (`reef:object`, `lttng_ust_statedump:*`),
-//! as folded stacks, speedscope JSON or a call tree with self and total
-//! time.
+//! as folded stacks, speedscope JSON, pprof, an SVG flame graph or a
+//! call tree with self and total time.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -25,11 +25,18 @@ pub struct ProfileArgs {
     pub read: ReadOpts,
     /// Folded stacks, `a;b;c N` (the default): N samples, or for function
     /// entry/exit traces N ns of self time.
-    #[arg(long, conflicts_with_all = ["speedscope", "tree"])]
+    #[arg(long, conflicts_with_all = ["speedscope", "tree", "pprof", "svg"])]
     pub folded: bool,
     /// speedscope JSON (<https://www.speedscope.app>) instead.
-    #[arg(long, conflicts_with = "tree")]
+    #[arg(long, conflicts_with_all = ["tree", "pprof", "svg"])]
     pub speedscope: bool,
+    /// pprof's profile.proto, gzipped (`go tool pprof`), instead; groups
+    /// as `thread` or `process` labels.
+    #[arg(long, conflicts_with_all = ["tree", "svg"])]
+    pub pprof: bool,
+    /// An SVG flame graph instead.
+    #[arg(long, conflicts_with = "tree")]
+    pub svg: bool,
     /// The call tree of function entry/exit events: calls, total and self
     /// time per path.
     #[arg(long)]
@@ -258,7 +265,8 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
             "reef profile: no samples (reef:sample) and no function entry/exit events in the trace"
         );
     }
-    if a.tree || (use_tree && !a.folded && !a.speedscope) {
+    let formatted = a.folded || a.speedscope || a.pprof || a.svg;
+    if a.tree || (use_tree && !formatted) {
         write_tree(&mut out, &tree, &mut sym, a.per_thread || a.per_process)?;
     } else {
         let mut stacks = Stacks::default();
@@ -276,6 +284,29 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
         if a.speedscope {
             let unit = if use_tree { "nanoseconds" } else { "none" };
             stacks.write_speedscope(&mut out, "reef profile", unit)?;
+        } else if a.pprof {
+            let kind = if use_tree {
+                reef_profile::pprof::Kind {
+                    sample_type: "time",
+                    unit: "nanoseconds",
+                    period_ns: None,
+                }
+            } else {
+                reef_profile::pprof::Kind {
+                    sample_type: "samples",
+                    unit: "count",
+                    period_ns: None,
+                }
+            };
+            let key = if a.per_process { "process" } else { "thread" };
+            reef_profile::pprof::write(&stacks, key, &kind, &mut out)?;
+        } else if a.svg {
+            let (title, unit) = if use_tree {
+                ("reef profile: self time", "ns")
+            } else {
+                ("reef profile: samples", "samples")
+            };
+            reef_profile::svg::write(&stacks, title, unit, &mut out)?;
         } else {
             stacks.write_folded(&mut out)?;
         }

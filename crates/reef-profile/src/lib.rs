@@ -3,7 +3,7 @@
 //! LTTng-UST's `lttng_ust_cyg_profile*:func_entry/func_exit`).
 //!
 //! [`Symbolizer`] turns addresses into names; [`Stacks`] sums weights per
-//! stack (folded stacks, speedscope); [`CallTree`] pairs entries and exits
+//! stack (folded stacks, speedscope, [`pprof`], an [`svg`] flame graph); [`CallTree`] pairs entries and exits
 //! per thread into calls with total and self time.
 
 mod symbols;
@@ -12,6 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 pub use symbols::{Mapping, Symbolizer};
+
+pub mod pprof;
+pub mod svg;
 
 /// Weights summed per stack of names (outermost frame first), per group
 /// (a thread, a process, or one group for all).
