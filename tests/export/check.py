@@ -28,6 +28,9 @@ protobuf package against perfetto_trace.proto (compiled by protoc):
   events (sched_switch, wakeups, forks, IRQs, …) one per bt2 event of
   that name, the sched_switch times and threads bt2's.
 
+Activities (`--activity-begin/--end/--key`, IRQs of the kernel traces) in
+the Perfetto and Chrome outputs: the slices are `reef activities`' log.
+
 Usage: check.py REEF (run from the repository root; needs bt2, duckdb,
 pyarrow and polars: scripts/test.sh makes a venv with them).
 """
@@ -514,6 +517,73 @@ def check_perfetto(trace, tmp, calls=None):
         check(sorted(switches) == want_sw, f"{trace}: perfetto: sched_switch times and threads differ from bt2's")
 
 
+# --- Activities in the Perfetto and Chrome outputs -------------------------------
+
+# Per kernel trace: begin, end, key (the IRQ events its LTTng version names).
+ACTS = {
+    "kernel-traces/bug446190": ('$evt.$name == "irq_handler_entry"', '$evt.$name == "irq_handler_exit"', "irq"),
+    "kernel-traces/uneven-streams": ('$evt.$name == "irq_softirq_entry"', '$evt.$name == "irq_softirq_exit"', "vec"),
+}
+
+
+def check_activities(trace, tmp):
+    """The IRQ activities of a kernel trace (one IRQ taken on several CPUs
+    at once overlaps itself: lanes) as slices equal `reef activities`'
+    log: (begin, end, group) of each, and no two slices of a row overlap."""
+    path = os.path.join(SHARED, trace)
+    begin, end, key = ACTS[trace]
+    ACT = ["--activity-begin", begin, "--activity-end", end, "--activity-key", key]
+    r = reef("activities", "--begin", begin, "--end", end, "--key", key, "--json", path)
+    check(r.returncode == 0, f"{trace}: reef activities exit {r.returncode}")
+    want = sorted((a["begin_ns"], a["end_ns"], a["group"]) for a in json.loads(r.stdout)["log"])
+    check(len(want) > 0, f"{trace}: no IRQ activity to compare")
+    out = os.path.join(tmp, "act.json")
+    r = reef("convert", "--to", "chrome-json", "-o", out, *ACT, path)
+    check(r.returncode == 0, f"{trace}: convert --to chrome-json with activities exit {r.returncode}: {r.stderr}")
+    with open(out) as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    origin = doc["otherData"]["reef_origin_ns"]
+    got, rows = [], defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X" and e.get("cat") == "activity":
+            b = int(decimal.Decimal(e["ts"]) * 1000) + origin
+            d = int(decimal.Decimal(e["dur"]) * 1000)
+            got.append((b, b + d, e["args"]["group"]))
+            rows[(e["pid"], e["tid"])].append((b, b + d))
+    check(sorted(got) == want, f"{trace}: chrome activities differ from reef activities' log ({len(got)} vs {len(want)})")
+    overlaps = sum(1 for r_ in rows.values() for x, y in zip(sorted(r_), sorted(r_)[1:]) if y[0] < x[1])
+    check(overlaps == 0, f"{trace}: chrome: {overlaps} activities overlap on a row")
+    out = os.path.join(tmp, "act.pftrace")
+    r = reef("convert", "--to", "perfetto", "-o", out, *ACT, path)
+    check(r.returncode == 0, f"{trace}: convert --to perfetto with activities exit {r.returncode}: {r.stderr}")
+    t = perfetto_trace_class()()
+    with open(out, "rb") as f:
+        t.ParseFromString(f.read())
+    per_track = defaultdict(list)
+    for i, p in enumerate(t.packet):
+        if p.WhichOneof("data") == "track_event" and p.track_event.type in (1, 2):
+            e = p.track_event
+            per_track[e.track_uuid].append((p.timestamp, i, e.type, list(e.categories),
+                                            {a.name: annotation_py(a) for a in e.debug_annotations}))
+    got, bad = [], 0
+    for evs in per_track.values():
+        evs.sort()
+        if not any("activity" in c for (_, _, _, c, _) in evs):
+            continue
+        open_ = None
+        for ts, _, typ, cats, args in evs:
+            if typ == 1:
+                bad += open_ is not None
+                open_ = (ts, args.get("group"))
+            elif open_ is None:
+                bad += 1
+            else:
+                got.append((open_[0], ts, open_[1]))
+                open_ = None
+    check(bad == 0, f"{trace}: perfetto: {bad} activity slices overlap on a track or end unbegun")
+    check(sorted(got) == want, f"{trace}: perfetto activities differ from reef activities' log ({len(got)} vs {len(want)})")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for trace in KERNEL + SUCCEED:
@@ -521,6 +591,8 @@ def main():
             check_parquet(trace, tmp)
             check_chrome(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
             check_perfetto(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
+            if trace in KERNEL:
+                check_activities(trace, tmp)
     if skipped:
         print(f"bt2 (2.0.4) cannot read {len(skipped)} trace(s), values not compared: {' '.join(skipped)}")
     print(f"{cells} field values compared with bt2")

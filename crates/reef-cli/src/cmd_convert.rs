@@ -39,10 +39,50 @@ pub struct ConvertArgs {
     /// thread_states, syscalls, irqs).
     #[arg(long)]
     pub no_kernel_tables: bool,
+    /// Perfetto, Chrome JSON: also write the activities that begin at the
+    /// events matching this condition as slices (`reef activities
+    /// --begin`).
+    #[arg(long, value_name = "EXPR", value_parser = check_expr, requires = "activity_end")]
+    pub activity_begin: Option<String>,
+    /// The activities' end condition (`reef activities --end`).
+    #[arg(long, value_name = "EXPR", value_parser = check_expr, requires = "activity_begin")]
+    pub activity_end: Option<String>,
+    /// The activities' key (`reef activities --key`; default: the thread).
+    #[arg(long, value_name = "FIELD[,FIELD]", value_parser = check_key, requires = "activity_begin")]
+    pub activity_key: Option<String>,
+    /// The activities' slice name.
+    #[arg(long, value_name = "NAME", default_value = "activity")]
+    pub activity_name: String,
+}
+
+fn check_expr(s: &str) -> Result<String, String> {
+    crate::source::checked(s, reef_engines::activities::check_expr)
+}
+
+fn check_key(s: &str) -> Result<String, String> {
+    crate::source::checked(s, reef_engines::activities::check_key)
 }
 
 pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let src = Source::open(&a.read.options())?;
+    let mut activities = match (&a.activity_begin, &a.activity_end) {
+        (Some(begin), Some(end)) => {
+            if a.to == Format::Parquet {
+                anyhow::bail!("--activity-begin/--activity-end: activities are written to --to perfetto and --to chrome-json only");
+            }
+            let spec = reef_engines::activities::ActivitySpec {
+                begin: begin.clone(),
+                end: end.clone(),
+                key: a.activity_key.clone(),
+            };
+            let engine = reef_engines::activities::Activities::new(&spec, &src)?;
+            Some(reef_export::activity::ActivitySlices::new(
+                engine,
+                &a.activity_name,
+            ))
+        }
+        _ => None,
+    };
     let stopped = match a.to {
         Format::Parquet => {
             let opts = reef_export::parquet::Options {
@@ -60,12 +100,16 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
             stopped
         }
         Format::ChromeJson => {
-            let (events, stopped) = reef_export::chrome::write(src, &a.output)?;
+            let (events, stopped) =
+                reef_export::chrome::write(src, &a.output, activities.as_mut())?;
             eprintln!("reef: wrote {events} events to {}", a.output.display());
+            if let Some(act) = &activities {
+                eprintln!("reef: wrote {} activities", act.count);
+            }
             stopped
         }
         Format::Perfetto => {
-            let (sum, stopped) = reef_export::perfetto::write(src, &a.output)?;
+            let (sum, stopped) = reef_export::perfetto::write(src, &a.output, activities.as_mut())?;
             eprintln!(
                 "reef: wrote {} events ({} ftrace events, {} system call slices) to {}",
                 sum.events,
@@ -73,6 +117,9 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
                 sum.syscall_slices,
                 a.output.display()
             );
+            if sum.activity_slices > 0 {
+                eprintln!("reef: wrote {} activities", sum.activity_slices);
+            }
             if sum.skipped > 0 {
                 eprintln!(
                     "reef: left out {} events without a time or before the clock's origin",

@@ -17,6 +17,9 @@
 //!   `syscall`) on the thread, as the kernel model of `reef syscallstats`
 //!   pairs entries and exits (the rows of the Parquet `syscalls` table),
 //!   written when they end.
+//! - Activities (one definition of `reef activities`, if given): complete
+//!   events (`X`, category `activity`) on the rows of the `activities`
+//!   process, one row per lane of a group (`activity::ActivitySlices`).
 //! - Names: `M` events name processes and threads as the trace last
 //!   named them.
 //! - Times (`ts`, µs with three decimals: exact nanoseconds) count from
@@ -45,6 +48,7 @@ use reef_ctf::{EnvValue, Item, StreamCursor};
 use reef_read::Source;
 use serde_json::{json, Map, Value as Json};
 
+use crate::activity::ActivitySlices;
 use crate::kernel::Kernel;
 use crate::Error;
 
@@ -62,6 +66,9 @@ fn streams_pid(trace: usize) -> i64 {
 pub(crate) fn is_pseudo(pid: i64) -> bool {
     pid > PSEUDO && pid < 2 * PSEUDO
 }
+
+/// The pseudo process of the activities' lanes.
+pub(crate) const ACTIVITIES_PID: i64 = 2 * PSEUDO - 1;
 
 pub(crate) fn real_pid(trace: usize, pid: i64) -> i64 {
     pid + ((trace as i64) << 23)
@@ -175,7 +182,11 @@ struct KernelFields {
 /// Writes the events of `src` to `path`. Returns how many events were
 /// written and the reading error that stopped it, if any (the file then
 /// holds everything before it, and is valid JSON).
-pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Error>), Error> {
+pub fn write(
+    mut src: Source,
+    path: &Path,
+    mut activities: Option<&mut ActivitySlices>,
+) -> Result<(u64, Option<reef_read::Error>), Error> {
     let f = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut out = Out {
         w: BufWriter::new(f),
@@ -224,6 +235,22 @@ pub fn write(mut src: Source, path: &Path) -> Result<(u64, Option<reef_read::Err
                 let e = json!({"ph": "X", "name": call.name, "cat": "syscall", "pid": pid, "tid": call.tid,
                                "dur": Json::Null});
                 out.event_dur(obj(e), call.begin, call.end - call.begin).map_err(io)?;
+            }
+        }
+        if let Some(a) = activities.as_deref_mut() {
+            for p in a.event(m, ns) {
+                let row = (ACTIVITIES_PID, p.lane as i64);
+                out.names.process.insert(ACTIVITIES_PID, "activities".into());
+                out.names.thread.insert(row, p.lane_name);
+                let iv = p.interval;
+                let mut args = Map::new();
+                args.insert("group".into(), json!(iv.group));
+                for (k, v) in iv.captures {
+                    args.insert(k, json!(v));
+                }
+                let e = json!({"ph": "X", "name": a.name, "cat": "activity", "pid": row.0, "tid": row.1,
+                               "args": args});
+                out.event_dur(obj(e), iv.begin_ns, iv.duration_ns).map_err(io)?;
             }
         }
         let cat = name.split_once(':').map_or(if kernel[m.trace] { "kernel" } else { "event" }, |p| p.0);

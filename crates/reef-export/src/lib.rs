@@ -9,6 +9,7 @@
 //! - [`perfetto`]: Perfetto's protobuf trace (tracks per process,
 //!   thread and CPU; kernel scheduling as ftrace events).
 
+pub mod activity;
 pub mod chrome;
 pub mod kernel;
 pub mod parquet;

@@ -24,6 +24,10 @@
 //!   `softirq_entry`/`exit`), and each thread's system calls are slices
 //!   (`TYPE_SLICE_BEGIN`/`END`, category `syscall`) on its track, as the
 //!   kernel model of `reef syscallstats` pairs entries and exits.
+//! - Activities (one definition of `reef activities`, if given): slices
+//!   (category `activity`, the group and captures as arguments) on the
+//!   tracks of the `activities` process, a track per lane of a group
+//!   (`activity::ActivitySlices`).
 //! - Times: nanoseconds from the clock's origin, on Perfetto's default
 //!   clock (the trace processor sorts packets by time; a system call's
 //!   slice is written when it ends). Events before the origin (negative
@@ -44,7 +48,8 @@ use reef_read::Source;
 use serde_json::Value as Json;
 use tracing_perfetto_sdk_schema as pb;
 
-use crate::chrome::{args, is_pseudo, real_pid, row_of, Names, Row};
+use crate::activity::ActivitySlices;
+use crate::chrome::{args, is_pseudo, real_pid, row_of, Names, Row, ACTIVITIES_PID};
 use crate::kernel::Kernel;
 use crate::Error;
 
@@ -60,6 +65,7 @@ pub struct Summary {
     pub skipped: u64,
     pub ftrace_events: u64,
     pub syscall_slices: u64,
+    pub activity_slices: u64,
 }
 
 struct Out<W: Write> {
@@ -377,7 +383,11 @@ fn ftrace_of(k: &mut KFields, c: &StreamCursor, name: &str) -> Option<pb::ftrace
 /// Writes the events of `src` to `path`. Returns what was written and the
 /// reading error that stopped it, if any (the file then holds everything
 /// before it).
-pub fn write(mut src: Source, path: &Path) -> Result<(Summary, Option<reef_read::Error>), Error> {
+pub fn write(
+    mut src: Source,
+    path: &Path,
+    mut activities: Option<&mut ActivitySlices>,
+) -> Result<(Summary, Option<reef_read::Error>), Error> {
     let f = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut out = Out {
         w: BufWriter::with_capacity(1 << 20, f),
@@ -447,6 +457,35 @@ pub fn write(mut src: Source, path: &Path) -> Result<(Summary, Option<reef_read:
                 out.packet(track_event(e, t, Type::SliceEnd, None, None, vec![]))
                     .map_err(io)?;
                 sum.syscall_slices += 1;
+            }
+        }
+        if let Some(a) = activities.as_deref_mut() {
+            for p in a.event(m, m.ns.unwrap_or(0)) {
+                let row = (ACTIVITIES_PID, p.lane as i64);
+                names.process.insert(ACTIVITIES_PID, "activities".into());
+                names.thread.insert(row, p.lane_name);
+                let iv = p.interval;
+                let (Ok(b), Ok(e)) = (u64::try_from(iv.begin_ns), u64::try_from(iv.end_ns)) else {
+                    continue;
+                };
+                let t = out.track(row, &names, true).map_err(io)?;
+                let mut args = vec![annotation(Some("group"), &Json::String(iv.group))];
+                for (k, v) in &iv.captures {
+                    args.push(annotation(Some(k), &Json::String(v.clone())));
+                }
+                use pb::track_event::Type;
+                let begin = track_event(
+                    b,
+                    t,
+                    Type::SliceBegin,
+                    Some(&a.name),
+                    Some("activity"),
+                    args,
+                );
+                out.packet(begin).map_err(io)?;
+                out.packet(track_event(e, t, Type::SliceEnd, None, None, vec![]))
+                    .map_err(io)?;
+                sum.activity_slices += 1;
             }
         }
         let track = out.track(row, &names, pseudo).map_err(io)?;
