@@ -145,7 +145,7 @@ fn stream_bytes() -> Vec<u8> {
     s.extend([0x01, 0x02]); // sblob
     s.extend(b"ok\0"); // v: option a, a string
     s.push(7); // _under
-    // Event 2.
+               // Event 2.
     s.extend([0x00, 0x01]); // flag, flag2
     s.push(0x00); // u = 0
     s.push(0x7f); // s = -1
@@ -192,7 +192,11 @@ fn ctf2_field_classes_print_as_babeltrace2() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), want);
     // The same trace through a computing command.
     let out = reef(&["stats", dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -600,17 +600,18 @@ impl Reader {
             }
             "fixed-length-floating-point-number" => {
                 let i = self.fixed_int(o, at, true, 10)?;
-                let (exp_dig, mant_dig) =
-                    match i.size {
-                        32 => (8, 24),
-                        64 => (11, 53),
-                        n => return Err(self.err(
+                let (exp_dig, mant_dig) = match i.size {
+                    32 => (8, 24),
+                    64 => (11, 53),
+                    n => {
+                        return Err(self.err(
                             &sub("length"),
                             format!(
                                 "unsupported floating point number length {n} (expected 32 or 64)"
                             ),
-                        )),
-                    };
+                        ))
+                    }
+                };
                 FieldClass::Float(FloatClass {
                     exp_dig,
                     mant_dig,
