@@ -465,11 +465,7 @@ pub fn collect_refs(fc: &FieldClass, out: &mut Vec<FieldRef>) {
         FieldClass::Bytes(BytesClass {
             length: BytesLength::Dynamic(r),
             ..
-        }) => {
-            if !out.contains(r) {
-                out.push(r.clone());
-            }
-        }
+        }) if !out.contains(r) => out.push(r.clone()),
         FieldClass::Optional(o) => {
             if !out.contains(&o.selector) {
                 out.push(o.selector.clone());
