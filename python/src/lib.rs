@@ -843,7 +843,17 @@ fn skip(plan: &Plan, values: &[Value], n: u32, vi: &mut usize) {
         v
     };
     match plan.nodes[n as usize] {
-        Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => *vi += 1,
+        Node::Int { .. }
+        | Node::BigInt { .. }
+        | Node::Float { .. }
+        | Node::String
+        | Node::VarInt { .. }
+        | Node::Bytes { .. } => *vi += 1,
+        Node::Optional { child, .. } => {
+            if let Some(Value::Opt(1)) = take(vi) {
+                skip(plan, values, child, vi);
+            }
+        }
         Node::Struct { first, count, .. } => {
             for i in first..first + count {
                 skip(plan, values, plan.children[i as usize], vi);
@@ -909,7 +919,7 @@ impl Conv<'_, '_> {
         let py = self.py;
         let plan = self.plan;
         match plan.nodes[n as usize] {
-            Node::Int { enum_idx, .. } => {
+            Node::Int { enum_idx, .. } | Node::VarInt { enum_idx, .. } => {
                 let v = self.take(vi);
                 let int = match v {
                     Some(Value::U(u)) => u.into_py_any(py)?,
@@ -986,6 +996,18 @@ impl Conv<'_, '_> {
             }
             Node::Variant { first, .. } => match self.take(vi) {
                 Some(Value::Opt(o)) => self.node(plan.children[(first + o) as usize], vi),
+                _ => Ok(py.None()),
+            },
+            // A CTF 2 BLOB (bytes) or UTF-16/32 string (its code units).
+            Node::Bytes { .. } => match self.take(vi) {
+                Some(Value::Bytes { off, len }) => {
+                    PyBytes::new(py, &self.data[off..off + len]).into_py_any(py)
+                }
+                _ => Ok(py.None()),
+            },
+            // A CTF 2 optional: its value, or None.
+            Node::Optional { child, .. } => match self.take(vi) {
+                Some(Value::Opt(1)) => self.node(child, vi),
                 _ => Ok(py.None()),
             },
             Node::Array {

@@ -236,12 +236,41 @@ impl Col {
                 valid: Valid::default(),
                 elem: Box::new(Col::of(plan, elem)),
             },
+            Node::VarInt {
+                signed, enum_idx, ..
+            } => {
+                let int = if signed {
+                    Col::I64(Prim::default())
+                } else {
+                    Col::U64(Prim::default())
+                };
+                if enum_idx != reef_ctf::plan::NONE {
+                    Col::Enum {
+                        int: Box::new(int),
+                        labels: Strs::default(),
+                        idx: enum_idx,
+                    }
+                } else {
+                    int
+                }
+            }
+            // A BLOB's bytes, a UTF-16/32 string's code units.
+            Node::Bytes { .. } => Col::Str(Strs::default()),
+            // The field's column, null where the field is absent.
+            Node::Optional { child, .. } => Col::of(plan, child),
         }
     }
 
     /// Appends the value of node `n`, whose values start at `values[*vi]`.
     pub(crate) fn push(&mut self, w: &Walk, n: u32, vi: &mut usize) {
         let node = &w.plan.nodes[n as usize];
+        if let Node::Optional { child, .. } = *node {
+            match w.take(vi) {
+                Value::Opt(1) => self.push(w, child, vi),
+                _ => self.push_null(w.plan, child),
+            }
+            return;
+        }
         match (self, node) {
             (Col::I64(p), _) => match w.take(vi) {
                 Value::I(i) => p.push(i),
@@ -289,7 +318,7 @@ impl Col {
                 Value::F(f) => p.push(f),
                 _ => p.push_opt(None),
             },
-            (Col::Str(s), Node::String) => match w.take(vi) {
+            (Col::Str(s), Node::String | Node::Bytes { .. }) => match w.take(vi) {
                 Value::Bytes { off, len } => s.push(&w.data[off..off + len]),
                 _ => s.push_null(),
             },
@@ -356,6 +385,9 @@ impl Col {
 
     /// Appends a null for node `n` (a variant's option not selected).
     pub(crate) fn push_null(&mut self, plan: &Plan, n: u32) {
+        if let Node::Optional { child, .. } = plan.nodes[n as usize] {
+            return self.push_null(plan, child);
+        }
         match self {
             Col::I64(p) => p.push_opt(None),
             Col::U64(p) => p.push_opt(None),

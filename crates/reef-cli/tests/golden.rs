@@ -101,3 +101,62 @@ fn golden_index() {
         failures.join("\n")
     );
 }
+
+/// `reef print` against babeltrace2 2.1.2's output on CTF 2 traces
+/// (../shared/conformance/ctf2/golden/index.tsv: Babeltrace's own CTF 2
+/// test traces and CTF 2 conversions of its CTF 1.8 ones): the same
+/// output byte for byte, and failure where babeltrace2 failed.
+#[test]
+fn golden_index_ctf2() {
+    let root = conformance().join("ctf2");
+    let index = std::fs::read_to_string(root.join("golden/index.tsv")).expect("ctf2 index.tsv");
+    let mut failures = Vec::new();
+    let mut rows = 0;
+    for line in index.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [trace, options, exit, _events, golden] = cols[..] else {
+            panic!("bad index row: {line}");
+        };
+        rows += 1;
+        let trace_path = root.join("traces").join(trace);
+        let mut args = vec!["print"];
+        args.extend(options.split_whitespace());
+        let tp = trace_path.to_string_lossy().into_owned();
+        args.push(&tp);
+        let out = reef(&args);
+        let what = format!("{trace} [{options}]");
+        if let Err(e) = assert_no_crash(&what, &out) {
+            failures.push(e);
+            continue;
+        }
+        let expected = std::fs::read(root.join(golden)).expect("golden file");
+        if out.status.success() != (exit == "0") {
+            failures.push(format!(
+                "{what}: exit {:?}, babeltrace2 exited {exit}; stderr: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            ));
+        }
+        if out.stdout != expected {
+            let got = String::from_utf8_lossy(&out.stdout);
+            let want = String::from_utf8_lossy(&expected);
+            let (n, g, w) = first_difference(&got, &want);
+            failures.push(format!(
+                "{what}: output differs at line {}:\n   got: {}\n  want: {}",
+                n + 1,
+                g.unwrap_or("<end>").chars().take(300).collect::<String>(),
+                w.unwrap_or("<end>").chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    assert!(rows >= 150, "ctf2 index.tsv has only {rows} rows");
+    assert!(
+        failures.is_empty(),
+        "{} of {rows} CTF 2 golden rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -424,7 +424,12 @@ fn bytes_of(plan: &Plan, n: u32) -> Option<u32> {
             let each = if text { 1 } else { bytes_of(plan, elem)? };
             u32::try_from(length).ok()?.checked_mul(each)
         }
-        Node::String | Node::Sequence { .. } | Node::Variant { .. } => None,
+        Node::String
+        | Node::Sequence { .. }
+        | Node::Variant { .. }
+        | Node::VarInt { .. }
+        | Node::Bytes { .. }
+        | Node::Optional { .. } => None,
     }
 }
 
@@ -533,7 +538,12 @@ fn locate(sp: &StreamPlans, event: usize, name: &str, scopes: Scopes) -> Option<
 /// Number of values node `n` always contributes, or `None` if it varies.
 fn fixed_count(plan: &Plan, n: u32) -> Option<u32> {
     match plan.nodes[n as usize] {
-        Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => Some(1),
+        Node::Int { .. }
+        | Node::BigInt { .. }
+        | Node::Float { .. }
+        | Node::String
+        | Node::VarInt { .. }
+        | Node::Bytes { .. } => Some(1),
         Node::Struct { first, count, .. } => (first..first + count)
             .map(|i| fixed_count(plan, plan.children[i as usize]))
             .try_fold(0u32, |acc, c| acc.checked_add(c?)),
@@ -550,7 +560,7 @@ fn fixed_count(plan: &Plan, n: u32) -> Option<u32> {
                     .checked_mul(fixed_count(plan, elem)?)
             }
         }
-        Node::Sequence { .. } | Node::Variant { .. } => None,
+        Node::Sequence { .. } | Node::Variant { .. } | Node::Optional { .. } => None,
     }
 }
 
@@ -570,7 +580,17 @@ fn member_index(plan: &Plan, values: &[Value], member: u32) -> Option<usize> {
 /// Index just past the values of node `n`, whose first value is at `idx`.
 fn skip(plan: &Plan, n: u32, values: &[Value], idx: usize) -> Option<usize> {
     match plan.nodes[n as usize] {
-        Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => Some(idx + 1),
+        Node::Int { .. }
+        | Node::BigInt { .. }
+        | Node::Float { .. }
+        | Node::String
+        | Node::VarInt { .. }
+        | Node::Bytes { .. } => Some(idx + 1),
+        Node::Optional { child, .. } => match values.get(idx)? {
+            Value::Opt(0) => Some(idx + 1),
+            Value::Opt(_) => skip(plan, child, values, idx + 1),
+            _ => None,
+        },
         Node::Struct { first, count, .. } => {
             let mut i = idx;
             for c in first..first + count {
@@ -630,13 +650,15 @@ fn scalar<'d>(
         _ => None,
     };
     match plan.nodes[n as usize] {
-        Node::Int { .. } | Node::Float { .. } | Node::String => match *values.get(idx)? {
-            Value::U(u) => Some(FieldVal::U(u)),
-            Value::I(i) => Some(FieldVal::I(i)),
-            Value::F(f) => Some(FieldVal::F(f)),
-            ref v @ Value::Bytes { .. } => bytes(v),
-            _ => None,
-        },
+        Node::Int { .. } | Node::Float { .. } | Node::String | Node::VarInt { .. } => {
+            match *values.get(idx)? {
+                Value::U(u) => Some(FieldVal::U(u)),
+                Value::I(i) => Some(FieldVal::I(i)),
+                Value::F(f) => Some(FieldVal::F(f)),
+                ref v @ Value::Bytes { .. } => bytes(v),
+                _ => None,
+            }
+        }
         Node::Array { length, text, .. } if text => {
             if length == 0 {
                 Some(FieldVal::Str(&[]))
@@ -647,6 +669,11 @@ fn scalar<'d>(
         Node::Sequence { text: true, .. } => match values.get(idx)? {
             Value::Len(0) => Some(FieldVal::Str(&[])),
             Value::Len(_) => bytes(values.get(idx + 1)?),
+            _ => None,
+        },
+        Node::Bytes { text: Some(_), .. } => bytes(values.get(idx)?),
+        Node::Optional { child, .. } => match values.get(idx)? {
+            Value::Opt(1) => scalar(plan, child, values, idx + 1, data),
             _ => None,
         },
         Node::Variant { first, .. } => match values.get(idx)? {

@@ -299,6 +299,108 @@ pub fn decode(
                 decode_elements(plan, elem, length, elem_min_bits, text, cur, st, out)?;
             }
         }
+        Node::VarInt {
+            signed,
+            slot,
+            clock,
+            meaning,
+            ..
+        } => {
+            let (raw, bits) = read_leb128(cur)?;
+            let v = if signed {
+                let s = if bits < 64 {
+                    sign_extend(raw, bits)
+                } else {
+                    raw as i64
+                };
+                if slot != NONE {
+                    st.slots[slot as usize] = s as i128;
+                }
+                Value::I(s)
+            } else {
+                if slot != NONE {
+                    st.slots[slot as usize] = raw as i128;
+                }
+                Value::U(raw)
+            };
+            if clock {
+                st.update_clock(raw, 64);
+            }
+            if meaning != Meaning::None {
+                st.meanings[meaning as usize] = Some(raw);
+            }
+            out.push(v);
+        }
+        Node::Bytes {
+            length,
+            len_slot,
+            null,
+            text,
+            uuid,
+        } => {
+            cur.align_need(8, 0)?;
+            let start = (cur.pos / 8) as usize;
+            if null {
+                let unit = text.map_or(1, |t| t.unit()) as usize;
+                let end = ((cur.end / 8) as usize).min(cur.data.len());
+                let hay = &cur.data[start..end.max(start)];
+                match hay
+                    .chunks_exact(unit)
+                    .position(|c| c.iter().all(|&b| b == 0))
+                {
+                    Some(units) => {
+                        out.push(Value::Bytes {
+                            off: start,
+                            len: units * unit,
+                        });
+                        cur.pos += ((units + 1) * unit) as u64 * 8;
+                    }
+                    None => return Err(cur.err(DecodeErrorKind::UnterminatedString)),
+                }
+            } else {
+                let len = if len_slot == NONE {
+                    length as i128
+                } else {
+                    st.slots[len_slot as usize]
+                };
+                if len < 0 {
+                    return Err(cur.err(DecodeErrorKind::NegativeLength(len)));
+                }
+                let bits = (len as u64).saturating_mul(8);
+                cur.need(bits)?;
+                out.push(Value::Bytes {
+                    off: start,
+                    len: len as usize,
+                });
+                if uuid && len == 16 {
+                    let mut u = [0u8; 16];
+                    u.copy_from_slice(&cur.data[start..start + 16]);
+                    st.uuid = Some(u);
+                }
+                cur.pos += bits;
+            }
+        }
+        Node::Optional {
+            sel_slot,
+            sel_first,
+            sel_count,
+            ranged,
+            child,
+            ..
+        } => {
+            let sel = st.slots[sel_slot as usize];
+            let present = if ranged {
+                plan.selectors[sel_first as usize..(sel_first + sel_count) as usize]
+                    .iter()
+                    .any(|s| s.lo <= sel && sel <= s.hi)
+            } else {
+                sel != 0
+            };
+            out.push(Value::Opt(present as u32));
+            if present {
+                decode(plan, child, cur, st, out)?;
+            }
+        }
         Node::Sequence {
             len_slot,
             elem,
@@ -318,6 +420,30 @@ pub fn decode(
         }
     }
     Ok(())
+}
+
+/// Reads an unsigned LEB128 integer at a byte boundary: its value (the
+/// low 64 bits) and how many bits of it are significant (7 per byte).
+fn read_leb128(cur: &mut Cursor) -> Result<(u64, u32), DecodeError> {
+    cur.align_need(8, 8)?;
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        cur.need(8)?;
+        let b = cur.data[(cur.pos / 8) as usize];
+        if shift < 64 {
+            v |= u64::from(b & 0x7f) << shift;
+        } else if b & 0x7f != 0 {
+            return Err(cur.err(DecodeErrorKind::Other(
+                "variable-length integer does not fit in 64 bits",
+            )));
+        }
+        cur.pos += 8;
+        shift += 7;
+        if b & 0x80 == 0 {
+            return Ok((v, shift.min(64)));
+        }
+    }
 }
 
 /// Decodes an integer of at most 64 bits.

@@ -1,6 +1,7 @@
-//! `reef-ctf`: the CTF 1.8 library at the heart of reef.
+//! `reef-ctf`: the CTF library at the heart of reef (CTF 1.8 and CTF 2).
 //!
-//! - [`metadata`] turns TSDL text (plain or packetized) into a validated
+//! - [`metadata`] turns TSDL text (plain or packetized) or CTF 2 JSON
+//!   metadata ([`metadata::json`]) into a validated
 //!   [`model::Metadata`], with `line:column` errors.
 //! - [`model`] is that resolved trace model: clocks, env, stream and event
 //!   classes, field classes.

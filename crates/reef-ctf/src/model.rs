@@ -37,6 +37,34 @@ pub struct IntegerClass {
     pub encoding: Encoding,
     /// Name of the clock class this integer is mapped to (`map = clock.NAME.value`).
     pub mapped_clock: Option<String>,
+    /// CTF 2 roles of this integer (empty in CTF 1.8, where reserved
+    /// member names play that part).
+    pub roles: Roles,
+}
+
+/// CTF 2 roles of an unsigned integer (or of the UUID BLOB), as a set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Roles(pub u16);
+
+impl Roles {
+    pub const MAGIC: u16 = 1;
+    pub const UUID: u16 = 1 << 1;
+    pub const STREAM_CLASS_ID: u16 = 1 << 2;
+    pub const STREAM_ID: u16 = 1 << 3;
+    pub const PACKET_TOTAL_LENGTH: u16 = 1 << 4;
+    pub const PACKET_CONTENT_LENGTH: u16 = 1 << 5;
+    pub const TIMESTAMP: u16 = 1 << 6;
+    pub const PACKET_END_TIMESTAMP: u16 = 1 << 7;
+    pub const DISCARDED: u16 = 1 << 8;
+    pub const PACKET_SEQ_NUM: u16 = 1 << 9;
+    pub const EVENT_CLASS_ID: u16 = 1 << 10;
+
+    pub fn has(self, r: u16) -> bool {
+        self.0 & r != 0
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
 }
 
 /// An IEEE 754 floating point number (32 or 64 bits in practice).
@@ -85,6 +113,77 @@ impl EnumClass {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StringClass {
     pub encoding: Encoding,
+}
+
+/// Encoding of a CTF 2 string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TextEncoding {
+    Utf8,
+    Utf16Be,
+    Utf16Le,
+    Utf32Be,
+    Utf32Le,
+}
+
+impl TextEncoding {
+    /// Bytes per code unit.
+    pub fn unit(self) -> u32 {
+        match self {
+            TextEncoding::Utf8 => 1,
+            TextEncoding::Utf16Be | TextEncoding::Utf16Le => 2,
+            TextEncoding::Utf32Be | TextEncoding::Utf32Le => 4,
+        }
+    }
+}
+
+/// How many bytes a CTF 2 BLOB or string holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BytesLength {
+    /// Up to and including a NUL code unit (null-terminated strings).
+    Null,
+    Static(u64),
+    /// An unsigned integer decoded before.
+    Dynamic(FieldRef),
+}
+
+/// A CTF 2 BLOB (`text: None`) or a string that is not a CTF 1.8 one (a
+/// UTF-16/32 string, of any length kind). UTF-8 strings map onto CTF 1.8
+/// classes: null-terminated ones onto [`StringClass`], static- and
+/// dynamic-length ones onto text arrays and sequences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BytesClass {
+    pub length: BytesLength,
+    pub text: Option<TextEncoding>,
+    /// The BLOB is the metadata stream UUID (role `metadata-stream-uuid`).
+    pub uuid: bool,
+}
+
+/// A CTF 2 variable-length (LEB128) integer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarIntClass {
+    pub signed: bool,
+    pub base: u32,
+    /// Mappings (the enumeration labels of CTF 1.8), possibly none.
+    pub mappings: Vec<EnumMapping>,
+    pub mapped_clock: Option<String>,
+    pub roles: Roles,
+}
+
+/// A CTF 2 optional: `class` is present when the selector (a boolean,
+/// `ranges: None`, or an integer within `ranges`) says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionalClass {
+    pub selector: FieldRef,
+    pub ranges: Option<Vec<(i128, i128)>>,
+    pub class: Box<FieldClass>,
+}
+
+/// A CTF 2 fixed-length bit map: an unsigned bit array whose flags (the
+/// `mappings`, ranges of bit indices) name its set bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitMapClass {
+    pub container: IntegerClass,
+    pub flags: Vec<EnumMapping>,
 }
 
 /// A structure member. Names are kept exactly as written in the TSDL
@@ -139,6 +238,9 @@ pub struct FieldRef {
 pub struct VariantOption {
     pub name: String,
     pub class: FieldClass,
+    /// CTF 2: the selector ranges of this option (CTF 1.8: `None`, the
+    /// option named like a label of the tag's enumeration is selected).
+    pub ranges: Option<Vec<(i128, i128)>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +255,8 @@ pub struct VariantClass {
 pub struct ArrayClass {
     pub element: Box<FieldClass>,
     pub length: u64,
+    /// CTF 2 `minimum-alignment` (1 in CTF 1.8).
+    pub min_align: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +264,8 @@ pub struct SequenceClass {
     pub element: Box<FieldClass>,
     /// The unsigned (or non-negative signed) integer holding the length.
     pub length: FieldRef,
+    /// CTF 2 `minimum-alignment` (1 in CTF 1.8).
+    pub min_align: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,6 +278,16 @@ pub enum FieldClass {
     Variant(VariantClass),
     Array(ArrayClass),
     Sequence(SequenceClass),
+    /// CTF 2: a fixed-length boolean (its integer container).
+    Bool(IntegerClass),
+    /// CTF 2: a fixed-length bit map.
+    BitMap(BitMapClass),
+    /// CTF 2: a variable-length integer.
+    VarInt(VarIntClass),
+    /// CTF 2: a BLOB or a UTF-16/32 string.
+    Bytes(BytesClass),
+    /// CTF 2: an optional.
+    Optional(OptionalClass),
 }
 
 impl FieldClass {
@@ -189,8 +305,13 @@ impl FieldClass {
                 .fold(s.min_align.max(1), u32::max),
             // A variant has no alignment of its own: the selected option's applies.
             FieldClass::Variant(_) => 1,
-            FieldClass::Array(a) => a.element.align(),
-            FieldClass::Sequence(s) => s.element.align(),
+            FieldClass::Array(a) => a.element.align().max(a.min_align),
+            FieldClass::Sequence(s) => s.element.align().max(s.min_align),
+            FieldClass::Bool(i) => i.align,
+            FieldClass::BitMap(b) => b.container.align,
+            FieldClass::VarInt(_) | FieldClass::Bytes(_) => 8,
+            // Like a variant: the field's own alignment applies when present.
+            FieldClass::Optional(_) => 1,
         }
     }
 
@@ -265,6 +386,9 @@ pub struct StreamClass {
     pub event_context: Option<FieldClass>,
     /// Event classes of this stream, in declaration order.
     pub events: Vec<EventClass>,
+    /// CTF 2: the default clock class (`default-clock-class-id`); CTF 1.8
+    /// finds it from the integers mapped to a clock.
+    pub default_clock: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -102,7 +102,47 @@ pub enum Node {
         elem_min_bits: u64,
         visible: bool,
     },
+    /// CTF 2: a variable-length (LEB128) integer; decodes to a
+    /// [`crate::Value::U`] or [`crate::Value::I`] like [`Node::Int`].
+    VarInt {
+        signed: bool,
+        base: u32,
+        slot: u32,
+        clock: bool,
+        meaning: Meaning,
+        enum_idx: u32,
+        visible: bool,
+    },
+    /// CTF 2: a BLOB or a UTF-16/32 string, one [`crate::Value::Bytes`]
+    /// (a null-terminated string's bytes without the NUL unit).
+    Bytes {
+        /// The static length in bytes (when `len_slot` is NONE and not `null`).
+        length: u64,
+        len_slot: u32,
+        /// Null-terminated (a string).
+        null: bool,
+        text: Option<TextEncoding>,
+        /// The metadata stream UUID.
+        uuid: bool,
+    },
+    /// CTF 2: an optional: [`crate::Value::Opt`] 1 then the field's values
+    /// when present, `Opt(0)` alone when not.
+    Optional {
+        sel_slot: u32,
+        /// Selector ranges in `plan.selectors` (none: a boolean selector).
+        sel_first: u32,
+        sel_count: u32,
+        ranged: bool,
+        child: u32,
+        visible: bool,
+    },
 }
+
+/// [`Node::Int`]'s `base` of a CTF 2 boolean: shown `true` / `false`.
+pub const BASE_BOOL: u32 = 0;
+/// [`Node::Int`]'s `base` of a CTF 2 bit map with flags (`enum_idx`):
+/// shown in hexadecimal followed by its active flags.
+pub const BASE_BITMAP: u32 = 1;
 
 /// What decoding an integer of at most 64 bits needs: the decoding part
 /// of a [`Node::Int`].
@@ -348,7 +388,10 @@ impl Node {
             | Node::Struct { visible, .. }
             | Node::Variant { visible, .. }
             | Node::Array { visible, .. }
-            | Node::Sequence { visible, .. } => visible,
+            | Node::Sequence { visible, .. }
+            | Node::VarInt { visible, .. }
+            | Node::Optional { visible, .. } => visible,
+            Node::Bytes { uuid, .. } => !uuid,
             Node::BigInt { .. } | Node::Float { .. } | Node::String => true,
         }
     }
@@ -369,6 +412,9 @@ pub struct ScopeRoots<'a> {
     pub event_common_context: Option<&'a FieldClass>,
     pub event_specific_context: Option<&'a FieldClass>,
     pub event_payload: Option<&'a FieldClass>,
+    /// CTF 2 metadata: fields mean what their roles say, whatever their
+    /// names.
+    pub ctf2: bool,
 }
 
 impl<'a> ScopeRoots<'a> {
@@ -390,6 +436,7 @@ impl<'a> ScopeRoots<'a> {
             fc = match fc {
                 FieldClass::Struct(s) => &s.members.get(i as usize)?.class,
                 FieldClass::Variant(v) => &v.options.get(i as usize)?.class,
+                FieldClass::Optional(o) if i == 0 => &o.class,
                 _ => return None,
             };
         }
@@ -414,6 +461,16 @@ pub fn collect_refs(fc: &FieldClass, out: &mut Vec<FieldRef>) {
                 out.push(s.length.clone());
             }
             collect_refs(&s.element, out);
+        }
+        FieldClass::Bytes(BytesClass {
+            length: BytesLength::Dynamic(r),
+            ..
+        }) if !out.contains(r) => out.push(r.clone()),
+        FieldClass::Optional(o) => {
+            if !out.contains(&o.selector) {
+                out.push(o.selector.clone());
+            }
+            collect_refs(&o.class, out);
         }
         _ => {}
     }
@@ -455,7 +512,10 @@ impl Compiler<'_, '_> {
             .map_or(NONE, |p| p as u32)
     }
 
-    fn meaning(&self, at_root_member: bool, name: &str) -> Meaning {
+    fn meaning(&self, at_root_member: bool, name: &str, roles: Roles) -> Meaning {
+        if self.roots.ctf2 {
+            return role_meaning(self.scope, roles);
+        }
         // babeltrace2 matches these names after stripping one leading `_`.
         let name = name.strip_prefix('_').unwrap_or(name);
         if !at_root_member {
@@ -493,11 +553,12 @@ impl Compiler<'_, '_> {
                 le: i.byte_order == ByteOrder::Little,
             });
         }
-        let meaning = self.meaning(root_member, name);
+        let meaning = self.meaning(root_member, name, i.roles);
         // An unmapped event header `timestamp` is mapped to the stream's
         // clock (the only one, or an implicit 1 GHz one), as babeltrace2 does.
         let clock = i.mapped_clock.is_some()
-            || (self.scope == Scope::EventHeader
+            || (!self.roots.ctf2
+                && self.scope == Scope::EventHeader
                 && name.strip_prefix('_').unwrap_or(name) == "timestamp");
         self.plan.has_clock |= clock;
         let slot = self.slot_here();
@@ -528,6 +589,110 @@ impl Compiler<'_, '_> {
                 self.plan.enums.push(unsigned_view(e));
                 let idx = (self.plan.enums.len() - 1) as u32;
                 self.int_node(&e.container, idx, name, root_member)
+            }
+            FieldClass::Bool(i) => {
+                let n = self.int_node(i, NONE, name, root_member);
+                if let Node::Int { base, .. } = &mut self.plan.nodes[n as usize] {
+                    *base = BASE_BOOL;
+                }
+                n
+            }
+            FieldClass::BitMap(b) => {
+                let idx = if b.flags.is_empty() {
+                    NONE
+                } else {
+                    self.plan.enums.push(EnumClass {
+                        container: b.container.clone(),
+                        mappings: b.flags.clone(),
+                    });
+                    (self.plan.enums.len() - 1) as u32
+                };
+                let n = self.int_node(&b.container, idx, name, root_member);
+                if let Node::Int { base, .. } = &mut self.plan.nodes[n as usize] {
+                    *base = if idx == NONE { 16 } else { BASE_BITMAP };
+                }
+                n
+            }
+            FieldClass::VarInt(v) => {
+                let enum_idx = if v.mappings.is_empty() {
+                    NONE
+                } else {
+                    self.plan.enums.push(EnumClass {
+                        container: IntegerClass {
+                            size: 64,
+                            align: 8,
+                            signed: v.signed,
+                            byte_order: ByteOrder::Little,
+                            base: v.base,
+                            encoding: Encoding::None,
+                            mapped_clock: None,
+                            roles: v.roles,
+                        },
+                        mappings: v.mappings.clone(),
+                    });
+                    (self.plan.enums.len() - 1) as u32
+                };
+                let meaning = self.meaning(root_member, name, v.roles);
+                let clock = v.mapped_clock.is_some();
+                self.plan.has_clock |= clock;
+                let slot = self.slot_here();
+                self.push(Node::VarInt {
+                    signed: v.signed,
+                    base: v.base,
+                    slot,
+                    clock,
+                    meaning,
+                    enum_idx,
+                    visible: (!clock && meaning == Meaning::None) || slot != NONE,
+                })
+            }
+            FieldClass::Bytes(b) => {
+                let (length, len_slot, null) = match &b.length {
+                    BytesLength::Null => (0, NONE, true),
+                    BytesLength::Static(n) => (*n, NONE, false),
+                    BytesLength::Dynamic(r) => {
+                        let slot = self
+                            .refs
+                            .iter()
+                            .position(|x| x == r)
+                            .map(|p| p as u32)
+                            .ok_or_else(|| PlanError("length not collected".into()))?;
+                        self.check_length(r)?;
+                        (0, slot, false)
+                    }
+                };
+                self.push(Node::Bytes {
+                    length,
+                    len_slot,
+                    null,
+                    text: b.text,
+                    uuid: b.uuid && self.scope == Scope::PacketHeader,
+                })
+            }
+            FieldClass::Optional(o) => {
+                let sel_slot = self
+                    .refs
+                    .iter()
+                    .position(|r| *r == o.selector)
+                    .map(|p| p as u32)
+                    .ok_or_else(|| PlanError("optional selector not collected".into()))?;
+                let sel_first = self.plan.selectors.len() as u32;
+                for &(lo, hi) in o.ranges.iter().flatten() {
+                    self.plan.selectors.push(Selector { lo, hi, option: 1 });
+                }
+                let sel_count = self.plan.selectors.len() as u32 - sel_first;
+                self.path.push(0);
+                let child = self.node(&o.class, false, name);
+                self.path.pop();
+                let child = child?;
+                self.push(Node::Optional {
+                    sel_slot,
+                    sel_first,
+                    sel_count,
+                    ranged: o.ranges.is_some(),
+                    child,
+                    visible: self.plan.nodes[child as usize].visible(),
+                })
             }
             FieldClass::Float(f) => self.push(Node::Float {
                 size: f.size(),
@@ -566,13 +731,36 @@ impl Compiler<'_, '_> {
                     .position(|r| *r == v.tag)
                     .map(|p| p as u32)
                     .ok_or_else(|| PlanError("variant tag not collected".into()))?;
+                let ranged = v.options.iter().any(|o| o.ranges.is_some());
                 let tag = match self.roots.resolve(&v.tag) {
                     Some(FieldClass::Enum(e)) => unsigned_view(e),
+                    Some(
+                        FieldClass::Integer(_) | FieldClass::VarInt(_) | FieldClass::BitMap(_),
+                    ) if ranged => EnumClass {
+                        container: IntegerClass {
+                            size: 64,
+                            align: 1,
+                            signed: false,
+                            byte_order: ByteOrder::Little,
+                            base: 10,
+                            encoding: Encoding::None,
+                            mapped_clock: None,
+                            roles: Roles::default(),
+                        },
+                        mappings: Vec::new(),
+                    },
                     _ => return Err(PlanError("variant tag is not an enumeration".into())),
                 };
                 let sel_first = self.plan.selectors.len() as u32;
                 for (oi, o) in v.options.iter().enumerate() {
-                    for m in tag.mappings.iter().filter(|m| m.label == o.name) {
+                    for &(lo, hi) in o.ranges.iter().flatten() {
+                        self.plan.selectors.push(Selector {
+                            lo,
+                            hi,
+                            option: oi as u32,
+                        });
+                    }
+                    for m in tag.mappings.iter().filter(|m| !ranged && m.label == o.name) {
                         for &(lo, hi) in &m.ranges {
                             self.plan.selectors.push(Selector {
                                 lo,
@@ -608,13 +796,16 @@ impl Compiler<'_, '_> {
                 })
             }
             FieldClass::Array(a) => {
-                let uuid = self.scope == Scope::PacketHeader && root_member && name == "uuid";
+                let uuid = self.scope == Scope::PacketHeader
+                    && root_member
+                    && name == "uuid"
+                    && !self.roots.ctf2;
                 let elem = self.node(&a.element, false, "")?;
                 let text = is_text(&a.element);
                 self.push(Node::Array {
                     length: a.length,
                     elem,
-                    align: a.element.align(),
+                    align: fc.align(),
                     text,
                     elem_min_bits: min_bits(&a.element),
                     uuid,
@@ -628,15 +819,12 @@ impl Compiler<'_, '_> {
                     .position(|r| *r == s.length)
                     .map(|p| p as u32)
                     .ok_or_else(|| PlanError("sequence length not collected".into()))?;
-                match self.roots.resolve(&s.length) {
-                    Some(FieldClass::Integer(_)) | Some(FieldClass::Enum(_)) => {}
-                    _ => return Err(PlanError("sequence length is not an integer".into())),
-                }
+                self.check_length(&s.length)?;
                 let elem = self.node(&s.element, false, "")?;
                 self.push(Node::Sequence {
                     len_slot,
                     elem,
-                    align: s.element.align(),
+                    align: fc.align(),
                     text: is_text(&s.element),
                     elem_min_bits: min_bits(&s.element),
                     visible: self.plan.nodes[elem as usize].visible(),
@@ -644,6 +832,37 @@ impl Compiler<'_, '_> {
             }
         })
     }
+}
+
+impl Compiler<'_, '_> {
+    fn check_length(&self, r: &FieldRef) -> Result<(), PlanError> {
+        match self.roots.resolve(r) {
+            Some(FieldClass::Integer(_) | FieldClass::Enum(_) | FieldClass::VarInt(_)) => Ok(()),
+            _ => Err(PlanError("sequence length is not an integer".into())),
+        }
+    }
+}
+
+/// The meaning of a CTF 2 integer with `roles` in `scope`.
+fn role_meaning(scope: Scope, roles: Roles) -> Meaning {
+    let pairs = [
+        (Roles::MAGIC, Meaning::Magic),
+        (Roles::STREAM_CLASS_ID, Meaning::StreamId),
+        (Roles::STREAM_ID, Meaning::StreamInstanceId),
+        (Roles::EVENT_CLASS_ID, Meaning::EventId),
+        (Roles::PACKET_TOTAL_LENGTH, Meaning::PacketSize),
+        (Roles::PACKET_CONTENT_LENGTH, Meaning::ContentSize),
+        (Roles::PACKET_END_TIMESTAMP, Meaning::TimestampEnd),
+        (Roles::DISCARDED, Meaning::EventsDiscarded),
+        (Roles::PACKET_SEQ_NUM, Meaning::PacketSeqNum),
+    ];
+    if let Some(&(_, m)) = pairs.iter().find(|(r, _)| roles.has(*r)) {
+        return m;
+    }
+    if roles.has(Roles::TIMESTAMP) && scope == Scope::PacketContext {
+        return Meaning::TimestampBegin;
+    }
+    Meaning::None
 }
 
 /// babeltrace2 shows arrays/sequences of byte-aligned 8-bit integers with an
@@ -675,6 +894,15 @@ pub fn min_bits(fc: &FieldClass) -> u64 {
             .unwrap_or(0),
         FieldClass::Array(a) => min_bits(&a.element).saturating_mul(a.length),
         FieldClass::Sequence(_) => 0,
+        FieldClass::Bool(i) => i.size as u64,
+        FieldClass::BitMap(b) => b.container.size as u64,
+        FieldClass::VarInt(_) => 8,
+        FieldClass::Bytes(b) => match &b.length {
+            BytesLength::Null => b.text.map_or(8, |t| t.unit() as u64 * 8),
+            BytesLength::Static(n) => n.saturating_mul(8),
+            BytesLength::Dynamic(_) => 0,
+        },
+        FieldClass::Optional(_) => 0,
     }
 }
 

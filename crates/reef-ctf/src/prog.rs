@@ -300,7 +300,10 @@ impl Prog {
             Node::BigInt { .. }
             | Node::Float { .. }
             | Node::Array { .. }
-            | Node::Sequence { .. } => self.ops.push(Op::Tree { node: n }),
+            | Node::Sequence { .. }
+            | Node::VarInt { .. }
+            | Node::Bytes { .. }
+            | Node::Optional { .. } => self.ops.push(Op::Tree { node: n }),
         }
     }
 }

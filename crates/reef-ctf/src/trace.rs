@@ -86,6 +86,7 @@ impl TraceClass {
             event_common_context: None,
             event_specific_context: None,
             event_payload: None,
+            ctf2: meta.major == 2,
         };
         let mut ph_refs = Vec::new();
         if let Some(fc) = &meta.packet_header {
@@ -113,6 +114,7 @@ impl TraceClass {
                 event_common_context: sc.event_context.as_ref(),
                 event_specific_context: None,
                 event_payload: None,
+                ctf2: meta.major == 2,
             };
             let c = |s| compile(s, &roots, &refs).map_err(|e| e.0);
             let (ph, pc, eh, ecc) = (
@@ -197,6 +199,10 @@ impl TraceClass {
 /// `timestamp_begin`/`timestamp_end` integer to the trace's only clock, or
 /// to an implicit 1 GHz clock when there is none.
 fn auto_map_clocks(meta: &mut Metadata) -> Result<(), String> {
+    if meta.major == 2 {
+        // CTF 2: roles and default clock classes say it all.
+        return Ok(());
+    }
     let needs = |sc: &StreamClass| {
         let named = |fc: &Option<FieldClass>, names: &[&str]| {
             fc.as_ref().is_some_and(|f| has_unmapped_int(f, names))
@@ -242,6 +248,9 @@ fn auto_map_clocks(meta: &mut Metadata) -> Result<(), String> {
 }
 
 fn first_clock_of(sc: &StreamClass) -> Option<&str> {
+    if let Some(c) = &sc.default_clock {
+        return Some(c);
+    }
     [&sc.event_header, &sc.packet_context]
         .into_iter()
         .flatten()

@@ -439,7 +439,7 @@ fn node_json(plan: &Plan, n: u32, values: &[Value], vi: &mut usize, data: &[u8])
         }
     };
     match plan.nodes[n as usize] {
-        Node::Int { enum_idx, .. } => {
+        Node::Int { enum_idx, .. } | Node::VarInt { enum_idx, .. } => {
             let v = take(vi);
             let num = match v {
                 Value::I(i) => json!(i),
@@ -478,6 +478,17 @@ fn node_json(plan: &Plan, n: u32, values: &[Value], vi: &mut usize, data: &[u8])
             Value::Bytes { off, len } => {
                 Json::String(String::from_utf8_lossy(&data[off..off + len]).into_owned())
             }
+            _ => Json::Null,
+        },
+        // A BLOB as its bytes, a UTF-16/32 string as its code units.
+        Node::Bytes { .. } => match take(vi) {
+            Value::Bytes { off, len } => {
+                Json::Array(data[off..off + len].iter().map(|&b| json!(b)).collect())
+            }
+            _ => Json::Null,
+        },
+        Node::Optional { child, .. } => match take(vi) {
+            Value::Opt(1) => node_json(plan, child, values, vi, data),
             _ => Json::Null,
         },
         Node::Struct { first, count, .. } => {

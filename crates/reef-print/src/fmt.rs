@@ -50,6 +50,12 @@ pub fn integer(out: &mut Vec<u8>, v: Value, size: u32, signed: bool, base: u32) 
         return;
     }
     match base {
+        // A CTF 2 boolean.
+        reef_ctf::plan::BASE_BOOL => {
+            out.extend_from_slice(if bits != 0 { b"true" } else { b"false" });
+        }
+        // A CTF 2 bit map's value (its flags are the caller's business).
+        reef_ctf::plan::BASE_BITMAP => out.extend_from_slice(format!("0x{bits:X}").as_bytes()),
         16 => {
             let mut u = bits;
             if size < 64 {

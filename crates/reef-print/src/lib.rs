@@ -806,7 +806,17 @@ impl FieldPrinter<'_> {
     fn skip(&self, n: u32, vi: &mut usize) {
         let plan = self.plan;
         match plan.nodes[n as usize] {
-            Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => *vi += 1,
+            Node::Int { .. }
+            | Node::BigInt { .. }
+            | Node::Float { .. }
+            | Node::String
+            | Node::VarInt { .. }
+            | Node::Bytes { .. } => *vi += 1,
+            Node::Optional { child, .. } => {
+                if let Value::Opt(1) = self.take(vi) {
+                    self.skip(child, vi);
+                }
+            }
             Node::Struct { first, count, .. } => {
                 for i in first..first + count {
                     self.skip(plan.children[i as usize], vi);
@@ -853,36 +863,41 @@ impl FieldPrinter<'_> {
                 ..
             } => {
                 let v = self.take(vi);
-                if enum_idx != NONE {
-                    let e = &plan.enums[enum_idx as usize];
-                    let key = match v {
-                        Value::I(i) => i as i128,
-                        Value::U(u) => u as i128,
-                        _ => 0,
-                    };
-                    out.extend_from_slice(b"( ");
-                    let mut count = 0;
-                    for l in e.labels_for(key) {
-                        if count > 0 {
-                            out.extend_from_slice(b", ");
+                self.int_field(out, v, size, signed, base, enum_idx);
+            }
+            Node::VarInt {
+                signed,
+                base,
+                enum_idx,
+                ..
+            } => {
+                // babeltrace2 gives a variable-length integer a 64-bit range.
+                let v = self.take(vi);
+                self.int_field(out, v, 64, signed, base, enum_idx);
+            }
+            Node::Bytes { text, .. } => {
+                if let Value::Bytes { off, len } = self.take(vi) {
+                    let bytes = &self.data[off..off + len];
+                    match text {
+                        None => {
+                            // A BLOB: its bytes in hexadecimal, as babeltrace2.
+                            out.extend_from_slice(b"{ ");
+                            for b in bytes {
+                                out.extend_from_slice(format!("{b:02x} ").as_bytes());
+                            }
+                            out.push(b'}');
                         }
-                        self.string(out, l.as_bytes());
-                        count += 1;
+                        Some(enc) => self.string(out, decode_text(bytes, enc).as_bytes()),
                     }
-                    if count == 0 {
-                        if self.color {
-                            out.extend_from_slice(color::UNKNOWN.as_bytes());
-                        }
-                        out.extend_from_slice(b"<unknown>");
-                        if self.color {
-                            out.extend_from_slice(color::RESET.as_bytes());
-                        }
-                    }
-                    out.extend_from_slice(b" : container = ");
-                    self.int(out, v, size, signed, base);
-                    out.extend_from_slice(b" )");
+                }
+            }
+            Node::Optional { child, .. } => {
+                if let Value::Opt(1) = self.take(vi) {
+                    out.extend_from_slice(b"{ ");
+                    self.field(out, child, vi);
+                    out.extend_from_slice(b" }");
                 } else {
-                    self.int(out, v, size, signed, base);
+                    out.extend_from_slice(b"<none>");
                 }
             }
             Node::BigInt { size, le, .. } => {
@@ -967,6 +982,84 @@ impl FieldPrinter<'_> {
         }
     }
 
+    /// An integer (of a [`Node::Int`] or [`Node::VarInt`]) with its
+    /// enumeration labels or bit map flags, if any.
+    fn int_field(
+        &self,
+        out: &mut Vec<u8>,
+        v: Value,
+        size: u32,
+        signed: bool,
+        base: u32,
+        enum_idx: u32,
+    ) {
+        let plan = self.plan;
+        if enum_idx != NONE && base == reef_ctf::plan::BASE_BITMAP {
+            // babeltrace2: the value, then the flags with a set bit in
+            // their ranges, sorted.
+            self.int(out, v, size, signed, base);
+            let bits = match v {
+                Value::U(u) => u,
+                Value::I(i) => i as u64,
+                _ => 0,
+            };
+            let e = &plan.enums[enum_idx as usize];
+            let mut on: Vec<&str> = e
+                .mappings
+                .iter()
+                .filter(|m| {
+                    m.ranges
+                        .iter()
+                        .any(|&(lo, hi)| (lo.max(0)..=hi.min(63)).any(|b| bits >> b & 1 == 1))
+                })
+                .map(|m| m.label.as_str())
+                .collect();
+            if !on.is_empty() {
+                on.sort_unstable();
+                out.extend_from_slice(b" { ");
+                for (i, l) in on.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    self.string(out, l.as_bytes());
+                }
+                out.extend_from_slice(b" }");
+            }
+            return;
+        }
+        if enum_idx != NONE {
+            let e = &plan.enums[enum_idx as usize];
+            let key = match v {
+                Value::I(i) => i as i128,
+                Value::U(u) => u as i128,
+                _ => 0,
+            };
+            out.extend_from_slice(b"( ");
+            let mut count = 0;
+            for l in e.labels_for(key) {
+                if count > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                self.string(out, l.as_bytes());
+                count += 1;
+            }
+            if count == 0 {
+                if self.color {
+                    out.extend_from_slice(color::UNKNOWN.as_bytes());
+                }
+                out.extend_from_slice(b"<unknown>");
+                if self.color {
+                    out.extend_from_slice(color::RESET.as_bytes());
+                }
+            }
+            out.extend_from_slice(b" : container = ");
+            self.int(out, v, size, signed, base);
+            out.extend_from_slice(b" )");
+        } else {
+            self.int(out, v, size, signed, base);
+        }
+    }
+
     fn text(&self, out: &mut Vec<u8>, len: u64, vi: &mut usize) {
         if len == 0 {
             self.string(out, b"");
@@ -1025,5 +1118,42 @@ impl FieldPrinter<'_> {
         self.colored(out, color::BOLD, |out| {
             fmt::integer(out, v, size, signed, base)
         });
+    }
+}
+
+/// A CTF 2 UTF-16/32 string's bytes as UTF-8, up to its first NUL code
+/// point (babeltrace2 shows the string converted to UTF-8); invalid code
+/// units become U+FFFD.
+fn decode_text(bytes: &[u8], enc: reef_ctf::TextEncoding) -> String {
+    use reef_ctf::TextEncoding as E;
+    let s: String = match enc {
+        E::Utf8 => String::from_utf8_lossy(bytes).into_owned(),
+        E::Utf16Be | E::Utf16Le => {
+            let units = bytes.chunks_exact(2).map(|c| {
+                if enc == E::Utf16Be {
+                    u16::from_be_bytes([c[0], c[1]])
+                } else {
+                    u16::from_le_bytes([c[0], c[1]])
+                }
+            });
+            char::decode_utf16(units)
+                .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect()
+        }
+        E::Utf32Be | E::Utf32Le => bytes
+            .chunks_exact(4)
+            .map(|c| {
+                let u = if enc == E::Utf32Be {
+                    u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+                } else {
+                    u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                };
+                char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER)
+            })
+            .collect(),
+    };
+    match s.find('\0') {
+        Some(p) => s[..p].to_string(),
+        None => s,
     }
 }

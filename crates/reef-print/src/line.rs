@@ -291,7 +291,12 @@ impl Builder {
 /// the data (as [`FieldPrinter::skip`] counts them).
 fn value_count(plan: &Plan, n: u32) -> Option<u32> {
     let c: u64 = match plan.nodes[n as usize] {
-        Node::Int { .. } | Node::BigInt { .. } | Node::Float { .. } | Node::String => 1,
+        Node::Int { .. }
+        | Node::BigInt { .. }
+        | Node::Float { .. }
+        | Node::String
+        | Node::VarInt { .. }
+        | Node::Bytes { .. } => 1,
         Node::Struct { first, count, .. } => {
             let mut sum = 0u64;
             for i in first..first + count {
@@ -308,7 +313,7 @@ fn value_count(plan: &Plan, n: u32) -> Option<u32> {
                 length.checked_mul(value_count(plan, elem)? as u64)?
             }
         }
-        Node::Variant { .. } | Node::Sequence { .. } => return None,
+        Node::Variant { .. } | Node::Sequence { .. } | Node::Optional { .. } => return None,
     };
     u32::try_from(c).ok().filter(|&c| c < 1 << 24)
 }

@@ -32,6 +32,7 @@
 //!
 //! [`FieldRef`]: crate::model::FieldRef
 
+pub mod json;
 mod lexer;
 mod packetized;
 mod parser;
@@ -51,8 +52,12 @@ pub struct MetadataError {
 }
 
 /// Returns the TSDL text of a metadata file, unpacking packetized metadata
-/// (magic 0x75D11D57, either byte order) when needed.
+/// (magic 0x75D11D57, either byte order) when needed; CTF 2 metadata (a
+/// JSON text sequence, see [`json`]) is returned as it is.
 pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
+    if json::is_ctf2(bytes) {
+        return Ok(String::from_utf8_lossy(bytes).into_owned());
+    }
     let (text, packet_le) = unpack_text(bytes)?;
     if let Some(le) = packet_le {
         check_packet_byte_order(&text, parser::trace_byte_order(&text), le)?;
@@ -64,6 +69,9 @@ pub fn metadata_text(bytes: &[u8]) -> Result<String, MetadataError> {
 /// (same result, same errors), the trace block's byte order being looked
 /// for once and the text lexed once (as the parser reads it).
 pub fn read_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
+    if json::is_ctf2(bytes) {
+        return json::read(bytes);
+    }
     let (text, packet_le) = unpack_text(bytes)?;
     let bo = parser::trace_byte_order(&text);
     if let Some(le) = packet_le {
@@ -90,6 +98,10 @@ pub struct MetadataCut {
 /// make a valid trace class on their own; packetized metadata may end
 /// inside a packet. Any other error is [`read_metadata`]'s.
 pub fn read_metadata_cut(bytes: &[u8]) -> Result<(Metadata, Option<MetadataCut>), MetadataError> {
+    if json::is_ctf2(bytes) {
+        // CTF 2 metadata (JSON fragments): read whole or not at all.
+        return Ok((json::read(bytes)?, None));
+    }
     let packet_le = packetized::detect(bytes);
     let (raw, starts, pcut) = match packet_le {
         Some(le) => {

@@ -1021,6 +1021,7 @@ impl<'a> Parser<'a> {
             base,
             encoding,
             mapped_clock,
+            roles: Default::default(),
         })
     }
 

@@ -713,6 +713,7 @@ impl<'a> Inst<'a, '_> {
                     options.push(VariantOption {
                         name: name.clone(),
                         class: class?,
+                        ranges: None,
                     });
                 }
                 self.frames.pop();
@@ -726,6 +727,7 @@ impl<'a> Inst<'a, '_> {
                     ArrLen::Fixed(n) => FieldClass::Array(ArrayClass {
                         element,
                         length: *n,
+                        min_align: 1,
                     }),
                     ArrLen::Seq(r) => {
                         let (fr, target) = self.field_ref(r)?;
@@ -736,6 +738,7 @@ impl<'a> Inst<'a, '_> {
                         FieldClass::Sequence(SequenceClass {
                             element,
                             length: fr,
+                            min_align: 1,
                         })
                     }
                 }
@@ -962,6 +965,7 @@ pub(crate) fn build(
             event_header,
             event_context,
             events: out_events,
+            default_clock: None,
         });
     }
 
