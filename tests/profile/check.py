@@ -11,6 +11,9 @@
     check.py thread FOLDED NAME    NAME is sampled in a thread other than
                                    the one that ran `main`
     check.py tree TREE             the call tree calls.c implies
+    check.py emitted FOLDED        `reef profile --events` of tests/lttng/app
+                                   (4 iterations): each event under the
+                                   function whose source emits it
 """
 import math
 import sys
@@ -136,6 +139,23 @@ def tree(path):
     print("  call tree:", {k: v[0] for k, v in got.items()})
 
 
+def emitted(path):
+    # From tests/lttng/app/reef_test_app.c: main emits empty (twice) and
+    # special_floats; each of the 3 workers thread_start once and the six
+    # others once per iteration.
+    want = {("main", "reef_test:empty"): 2, ("main", "reef_test:special_floats"): 1,
+            ("worker_main", "reef_test:thread_start"): 3}
+    for e in ("integers", "hex_network", "floats", "strings", "arrays", "enums"):
+        want[("worker_main", "reef_test:" + e)] = 3 * 4
+    got = {}
+    for frames, n in folded(path):
+        outer = [f for f in frames[:-1] if f in ("main", "worker_main")]
+        key = (outer[0] if outer else "|".join(frames[:-1]), frames[-1])
+        got[key] = got.get(key, 0) + n
+    assert got == want, f"{got} != {want}"
+    print("  emitted:", got)
+
+
 cmd = sys.argv[1]
 if cmd == "shares":
     shares(sys.argv[2])
@@ -147,5 +167,7 @@ elif cmd == "has":
     has(sys.argv[2], sys.argv[3:])
 elif cmd == "thread":
     thread(sys.argv[2], sys.argv[3])
+elif cmd == "emitted":
+    emitted(sys.argv[2])
 elif cmd == "tree":
     tree(sys.argv[2])

@@ -106,6 +106,7 @@ if python3 "$HERE/check.py" tree tc.tree; then ok "-finstrument-functions with l
 bt_clean tc "the function entry/exit trace"
 
 cc -O1 -g -finstrument-functions -o calls "$HERE/calls.c"
+mkdir -p "$WORK/app" && make -s -C "$ROOT/tests/lttng/app" O="$WORK/app" >/dev/null || fail "building tests/lttng/app"
 CYG=$(ls /usr/lib/*/liblttng-ust-cyg-profile.so* /usr/lib/liblttng-ust-cyg-profile.so* 2>/dev/null | head -1)
 if [ -z "$CYG" ] || ! command -v lttng >/dev/null; then
 	fail "LTTng-UST cyg-profile: liblttng-ust-cyg-profile.so or lttng not installed"
@@ -126,6 +127,14 @@ else
 		timeout 10 lttng add-context -s "$S" -u -t vpid -t vtid -t procname >/dev/null &&
 		timeout 10 lttng start "$S" >/dev/null &&
 		LTTNG_UST_REGISTER_TIMEOUT=10000 LD_PRELOAD=$CYG timeout 30 ./calls &&
+		timeout 20 lttng stop "$S" >/dev/null &&
+		timeout 10 lttng destroy "$S" >/dev/null &&
+		# The tracepoints of tests/lttng/app with an `ip` context.
+		timeout 10 lttng create "$S" --output="$WORK/lip" >/dev/null &&
+		timeout 10 lttng enable-event -s "$S" -u 'reef_test:*,lttng_ust_statedump:*' >/dev/null &&
+		timeout 10 lttng add-context -s "$S" -u -t vpid -t vtid -t ip >/dev/null &&
+		timeout 10 lttng start "$S" >/dev/null &&
+		LTTNG_UST_REGISTER_TIMEOUT=10000 timeout 30 ./app/reef_test_app 4 >/dev/null &&
 		timeout 20 lttng stop "$S" >/dev/null
 		rc=$?
 		timeout 20 lttng destroy "$S" >/dev/null 2>&1
@@ -136,6 +145,8 @@ else
 		kill "$started" 2>/dev/null
 	"$REEF" profile --tree "$WORK/lt" >lt.tree
 	if python3 "$HERE/check.py" tree lt.tree; then ok "LTTng-UST cyg-profile trace: the call tree"; else fail "LTTng call tree"; cat lt.tree; fi
+	"$REEF" profile --events "$WORK/lip" >lip.folded
+	if python3 "$HERE/check.py" emitted lip.folded; then ok "LTTng-UST events with an ip context: symbolized to the functions that emit them"; else fail "ip context"; cat lip.folded; fi
 fi
 
 echo "profile tests: $fails failure(s)"

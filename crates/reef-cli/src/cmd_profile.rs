@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use reef_ctf::access::Field;
+use reef_ctf::access::{Field, Scopes};
 use reef_ctf::decode::Value;
 use reef_ctf::model::EnvValue;
 use reef_profile::{CallTree, Mapping, Node, Stacks, Symbolizer};
@@ -37,6 +37,13 @@ pub struct ProfileArgs {
     /// An SVG flame graph instead.
     #[arg(long, conflicts_with = "tree")]
     pub svg: bool,
+    /// Where the events were emitted: every event with an instruction
+    /// pointer context (`ip`: LTTng-UST's `lttng add-context -u -t ip`)
+    /// counted under the function holding that address, its name as the
+    /// innermost frame (the default when the trace has neither samples
+    /// nor function entry/exit events).
+    #[arg(long, conflicts_with = "tree")]
+    pub events: bool,
     /// The call tree of function entry/exit events: calls, total and self
     /// time per path.
     #[arg(long)]
@@ -225,9 +232,19 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
     let mut nsamples = 0u64;
     let mut nfunc = 0u64;
     let mut addr_f = Field::new("addr");
+    let mut ip_f = Field::in_scopes("ip", Scopes::Context);
+    // (group, ip, event name) → events.
+    let mut emitted: HashMap<(String, u64, String), u64> = HashMap::new();
     let mut src = Source::open(&a.read.options())?;
     let stopped = src.for_each_event(|m, ns| {
         let name = m.cursor.event_name();
+        if !name.starts_with("lttng_ust_statedump:") && !name.starts_with("reef:") {
+            if let Some(ip) = ip_f.get(m.cursor).and_then(|v| v.as_u64()) {
+                *emitted
+                    .entry((groups.key(m), ip, name.to_string()))
+                    .or_default() += 1;
+            }
+        }
         if name == "reef:sample" {
             let v = payload_u64(m);
             let stack = sequence(&v, 1).to_vec();
@@ -259,10 +276,11 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let use_tree = a.tree || (nsamples == 0 && nfunc > 0);
-    if nsamples == 0 && nfunc == 0 {
+    let use_events = a.events || (!a.tree && nsamples == 0 && nfunc == 0 && !emitted.is_empty());
+    let use_tree = !use_events && (a.tree || (nsamples == 0 && nfunc > 0));
+    if nsamples == 0 && nfunc == 0 && emitted.is_empty() {
         eprintln!(
-            "reef profile: no samples (reef:sample) and no function entry/exit events in the trace"
+            "reef profile: no samples (reef:sample), no function entry/exit events and no event with an ip context in the trace"
         );
     }
     let formatted = a.folded || a.speedscope || a.pprof || a.svg;
@@ -270,7 +288,14 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
         write_tree(&mut out, &tree, &mut sym, a.per_thread || a.per_process)?;
     } else {
         let mut stacks = Stacks::default();
-        if use_tree {
+        if use_events {
+            for ((g, ip, name), n) in &emitted {
+                // `ip` is the return address of the probe's call.
+                let mut stack = sym.names(ip.saturating_sub(1));
+                stack.push(name.clone());
+                stacks.add(g, stack, *n);
+            }
+        } else if use_tree {
             // Self time per path, in ns.
             for (g, root) in &tree.roots {
                 let label = group_label(g, a.per_thread || a.per_process, a.per_process);
@@ -282,10 +307,20 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if a.speedscope {
-            let unit = if use_tree { "nanoseconds" } else { "none" };
+            let unit = if use_tree && !use_events {
+                "nanoseconds"
+            } else {
+                "none"
+            };
             stacks.write_speedscope(&mut out, "reef profile", unit)?;
         } else if a.pprof {
-            let kind = if use_tree {
+            let kind = if use_events {
+                reef_profile::pprof::Kind {
+                    sample_type: "events",
+                    unit: "count",
+                    period_ns: None,
+                }
+            } else if use_tree {
                 reef_profile::pprof::Kind {
                     sample_type: "time",
                     unit: "nanoseconds",
@@ -301,7 +336,9 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
             let key = if a.per_process { "process" } else { "thread" };
             reef_profile::pprof::write(&stacks, key, &kind, &mut out)?;
         } else if a.svg {
-            let (title, unit) = if use_tree {
+            let (title, unit) = if use_events {
+                ("reef profile: events by where they were emitted", "events")
+            } else if use_tree {
                 ("reef profile: self time", "ns")
             } else {
                 ("reef profile: samples", "samples")
