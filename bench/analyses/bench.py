@@ -10,6 +10,7 @@ trace (lttng-analyses' layout); BIG_TRACE is the large synthetic trace.
 """
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,10 +45,25 @@ def have(cmd):
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
-def wall(cmd):
+def timed(cmd):
+    """(wall-clock, CPU) seconds of a run; CPU is user + system time of the
+    command and its children (lttng-analyses runs babeltrace), which a
+    loaded machine does not inflate as it does the wall clock."""
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    w = time.perf_counter() - t
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return w, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+
+
+def wall(cmd):
+    return timed(cmd)[0]
+
+
+def med(runs):
+    """Medians of the wall-clock and CPU times of runs."""
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
 def events(trace):
@@ -89,7 +105,9 @@ missing = [c for c in ANALYSES if c not in cmds]
 traces = sorted(os.listdir(traces_dir), key=lambda t: (t == "synthetic", t))
 counts = {t: events(os.path.join(traces_dir, t)) for t in traces}
 
-hdr = f"{'analysis':<14} {'trace':<15} {'events':>8} {'reef':>8} {'lttng':>9} {'ratio':>7}"
+print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+hdr = (f"{'analysis':<14} {'trace':<15} {'events':>8} {'reef':>8} {'lttng':>9} {'ratio':>7}"
+       f" {'reef CPU':>9} {'lttng CPU':>9} {'ratio':>7}")
 if skip_validation:
     hdr += f" {'lttng --skip-v.':>16} {'ratio':>7}"
 print(hdr + "  LAMI")
@@ -110,14 +128,15 @@ for c in cmds:
         r, l, s = [], [], []
         for i in range(max(runs, n_lttng)):  # interleaved: load changes hit both
             if i < runs:
-                r.append(wall([reef, c, *opts, d]))
+                r.append(timed([reef, c, *opts, d]))
             if i < n_lttng:
-                l.append(wall([os.path.join(vbin, lttng), "--no-progress", *opts, d]))
+                l.append(timed([os.path.join(vbin, lttng), "--no-progress", *opts, d]))
                 if skip_validation:
                     s.append(wall([os.path.join(vbin, lttng), "--no-progress", "--skip-validation",
                                    *opts, d]))
-        mr, ml = statistics.median(r), statistics.median(l)
-        line = f"{c:<14} {t:<15} {counts[t]:>8} {mr:>7.3f}s {ml:>8.3f}s {ml / mr:>6.0f}x"
+        (mr, cr), (ml, cl) = med(r), med(l)
+        line = (f"{c:<14} {t:<15} {counts[t]:>8} {mr:>7.3f}s {ml:>8.3f}s {ml / mr:>6.0f}x"
+                f" {cr:>8.4f}s {cl:>8.3f}s {cl / max(cr, 1e-6):>6.0f}x")
         if skip_validation:
             ms = statistics.median(s)
             line += f" {ms:>15.3f}s {ms / mr:>6.0f}x"
@@ -131,9 +150,11 @@ if missing:
 print()
 n = events(big)
 print(f"events/s on {big} ({n} events; median of {runs} runs)")
-print(f"{'command':<28} {'seconds':>8} {'events/s':>12}")
+print(f"{'command':<28} {'seconds':>8} {'events/s':>12} {'CPU s':>8} {'events/CPU s':>13}")
 rows = [("check", ["check", big]), ("check -j1", ["check", "-j1", big])]
 rows += [(c, [c, *ANALYSES[c][1], big]) for c in cmds]
 for name, args in rows:
-    m = statistics.median(wall([reef, *args]) for _ in range(runs))
-    print(f"{name:<28} {m:>7.3f}s {n / m / 1e6:>10.1f} M", flush=True)
+    m, c = med([timed([reef, *args]) for _ in range(runs)])
+    print(f"{name:<28} {m:>7.3f}s {n / m / 1e6:>10.1f} M {c:>7.3f}s {n / c / 1e6:>11.1f} M",
+          flush=True)
+print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -137,7 +137,9 @@ impl<A: Analysis> Runner<A> {
             return false;
         }
         self.events += 1;
-        self.last_ts = Some(ev.ts);
+        // (an ignored event folded by the reader may come late: the
+        // period ends at the latest)
+        self.last_ts = Some(self.last_ts.map_or(ev.ts, |l| l.max(ev.ts)));
         if self.period_begin.is_none() && self.begin_ts.is_none_or(|b| ev.ts >= b) {
             self.period_begin = Some(ev.ts);
             self.analysis.begin(ev.ts);
@@ -151,7 +153,18 @@ impl<A: Analysis> Runner<A> {
         true
     }
 
-    /// Number of events processed.
+    /// The times in which an event the model ignores (`Kind::Other`)
+    /// would only move the analysed period's end: once the period has
+    /// begun, those in the window (and before the end). The reader may
+    /// then give only the latest of such events ([`crate::skim::Next`]).
+    pub fn fold_range(&self) -> Option<(i64, i64)> {
+        self.period_begin?;
+        let hi = self.end_ts.map_or(self.window.1, |e| e.min(self.window.1));
+        Some((self.window.0, hi))
+    }
+
+    /// Number of events processed (an ignored event the reader folded
+    /// counts only when it was the latest of them).
     pub fn events(&self) -> u64 {
         self.events
     }

@@ -84,15 +84,24 @@ pub fn analyse<A: Analysis>(
                 None => r,
             });
         }
-        Ok::<_, AnalyseError>(run.as_mut().is_some_and(|r| r.event(ev)))
+        // None: stop; else the range of ignored events the reader may fold.
+        Ok::<_, AnalyseError>(match run.as_mut() {
+            Some(r) => r.event(ev).then(|| r.fold_range()),
+            None => None,
+        })
     };
     let stopped = if opts.filter.is_none() && skim::can_read(src.cursors()) {
-        skim::for_each_event(src.into_streams()?, interest, feed)?
+        skim::for_each_event(src.into_streams()?, interest, |ev| {
+            Ok::<_, AnalyseError>(match feed(ev)? {
+                Some(range) => skim::Next::Go(range),
+                None => skim::Next::Stop,
+            })
+        })?
     } else {
         // A filter reads the events' values in time order.
         let mut dec = Decoder::new(interest);
         src.for_each_event(|m, ns| {
-            Ok::<_, AnalyseError>(if feed(&dec.decode(m.cursor, ns))? {
+            Ok::<_, AnalyseError>(if feed(&dec.decode(m.cursor, ns))?.is_some() {
                 ControlFlow::Continue(())
             } else {
                 ControlFlow::Break(())

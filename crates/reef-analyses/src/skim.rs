@@ -12,6 +12,19 @@
 //! values). The messages, their order, the errors and where they stop the
 //! reading are those of [`reef_read::Source`] (babeltrace2's order); this
 //! is its merge without a filter, for streams that all have a clock.
+//!
+//! Events of the classes the model ignores only move the analysed
+//! period's end. Once the callback says in which times that holds
+//! ([`Next::Go`]), such events are not handed over: the one the merge
+//! picks is only noted, and those that follow it in its stream's batch
+//! (monotonic, not the batch's last) are folded ahead of the merge, so
+//! that they never enter it. The latest of them that the merge would have
+//! reached is handed over when the reading stops (at its end, at the
+//! end of the range, or on an error: then only those before the message
+//! where it stops). A message out of order is found against its own
+//! stream's previous one, which is the one the merge gave just before it
+//! (`tests/fold.rs` compares the result with `Source`'s on whole, ranged,
+//! cut and garbled traces).
 
 use std::sync::Arc;
 
@@ -33,6 +46,23 @@ enum What {
     Notice,
     /// A message without a time (its stream's last time orders it).
     Untimed,
+    /// An event of a class the model ignores, crossed for its time alone
+    /// ahead of the merge (see [`Next::Go`]).
+    Folded,
+}
+
+/// What [`for_each_event`]'s callback says after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Stop reading (the event was not used).
+    Stop,
+    /// Go on. With a range: from now on, an event of a class the model
+    /// ignores whose time lies in it would only move the analysed period's
+    /// end to its time, and the callback wants the last of them only (the
+    /// reader may then cross such events without handing them over, ahead
+    /// of the merge, and hands over the latest it crossed among those
+    /// the merge would have reached before it stops).
+    Go(Option<(i64, i64)>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +85,13 @@ struct Stream {
     last_cy: u64,
     /// Time of the stream's last timed message.
     last_ns: i64,
+    /// Time of the stream's last message that left the merge (or was
+    /// folded): a message before it is out of order.
+    prev: i64,
+    /// The latest time of the events of `buf` folded ahead of the merge.
+    folded: i64,
+    /// Whether each class (by index from `base`) is one the model ignores.
+    other: Arc<[bool]>,
     /// Byte offset in its file of the message of `buf[0]` (the only one
     /// that can be out of order: `skim_bodies` stops before the others).
     first_offset: u64,
@@ -88,6 +125,7 @@ impl Stream {
     fn fill_records(&mut self, overflow: &mut Option<(usize, u64)>) -> Result<(), reef_ctf::Error> {
         self.buf.clear();
         self.at = 0;
+        self.folded = i64::MIN;
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -182,7 +220,7 @@ pub fn can_read(cursors: &[StreamCursor]) -> bool {
 pub fn for_each_event<E>(
     streams: Streams,
     interest: Interest,
-    mut f: impl FnMut(&Event<'_>) -> Result<bool, E>,
+    mut f: impl FnMut(&Event<'_>) -> Result<Next, E>,
 ) -> Result<Option<reef_read::Error>, E> {
     let Streams {
         cursors,
@@ -194,27 +232,33 @@ pub fn for_each_event<E>(
     } = streams;
     // The class table: each (trace, stream class)'s classes, found once.
     let mut classes: Vec<ClassInfo> = Vec::new();
-    let mut tables: Vec<(usize, usize, usize, Arc<[bool]>)> = Vec::new();
+    // (trace, stream class): first class's index, classes read with their
+    // values, classes the model ignores
+    type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>);
+    let mut tables: Vec<Table> = Vec::new();
     let mut order: Vec<(usize, Stream)> = Vec::new();
     for ((mut cur, r), conv) in cursors.into_iter().zip(rank).zip(clocks) {
         let key = (Arc::as_ptr(&cur.trace) as usize, cur.stream);
-        let (base, want) = match tables.iter().find(|t| (t.0, t.1) == key) {
-            Some(t) => (t.2, t.3.clone()),
+        let (base, want, other) = match tables.iter().find(|t| (t.0, t.1) == key) {
+            Some(t) => (t.2, t.3.clone(), t.4.clone()),
             None => {
                 let base = classes.len();
                 let n = cur.trace.class.streams[cur.stream].events.len();
                 let mut want = Vec::with_capacity(n);
+                let mut other = Vec::with_capacity(n);
                 for e in 0..n {
                     let mut info = ClassInfo::new(&cur.trace, cur.stream, e, true, interest);
                     want.push(info.needs_values());
                     if info.needs_values() {
                         info = ClassInfo::new(&cur.trace, cur.stream, e, false, interest);
                     }
+                    other.push(info.is_other());
                     classes.push(info);
                 }
                 let want: Arc<[bool]> = want.into();
-                tables.push((key.0, key.1, base, want.clone()));
-                (base, want)
+                let other: Arc<[bool]> = other.into();
+                tables.push((key.0, key.1, base, want.clone(), other.clone()));
+                (base, want, other)
             }
         };
         cur.skip_values(true);
@@ -233,6 +277,9 @@ pub fn for_each_event<E>(
                 at: 0,
                 last_cy: 0,
                 last_ns: i64::MIN,
+                prev: i64::MIN,
+                folded: i64::MIN,
+                other,
                 first_offset: 0,
                 cpu: None,
                 error: None,
@@ -250,7 +297,38 @@ pub fn for_each_event<E>(
     }
     streams.retain(|s| !s.done);
     let mut heads: Vec<i64> = streams.iter().map(|s| s.buf[0].ns).collect();
-    let mut last = i64::MIN;
+    // The range in which ignored events may be folded (from the callback).
+    let mut fold: Option<(i64, i64)> = None;
+    // The latest time of the ignored events crossed without the callback
+    // that the merge has reached.
+    let mut passed = i64::MIN;
+    // The latest folded event the merge would have reached before a stop
+    // after the message at `at` of stream `of` (None: all of them), given
+    // to the callback as an ignored event at its time.
+    macro_rules! stop {
+        ($streams:expr, $at:expr, $stopped:expr) => {{
+            let mut t = passed;
+            for (j, s) in $streams.iter().enumerate() {
+                for r in &s.buf[..s.at.min(s.buf.len())] {
+                    let reached = match $at {
+                        None => true,
+                        Some((z, of)) => (r.ns, j) <= (z, of),
+                    };
+                    if r.what == What::Folded && reached {
+                        t = t.max(r.ns);
+                    }
+                }
+            }
+            if t > i64::MIN {
+                f(&Event {
+                    ts: t,
+                    cpu: None,
+                    kind: crate::event::Kind::Other,
+                })?;
+            }
+            return Ok($stopped);
+        }};
+    }
     while !heads.is_empty() {
         // The first of the earliest (streams alternate unpredictably: no
         // branch on which).
@@ -262,39 +340,80 @@ pub fn for_each_event<E>(
         }
         let s = &mut streams[i];
         let r = s.buf[s.at];
-        if r.ns < last {
-            return Ok(ending.error(
-                Some(
-                reef_ctf::Error::Stream {
-                    path: s.cur.file_path().map(|p| p.to_path_buf()).unwrap_or_default(),
-                    offset: s.first_offset,
-                    msg: format!(
-                        "time goes backwards: message at {} ns from origin follows one at {last} ns",
-                        r.ns
-                    ),
-                }
-                .into()),
-                false,
-            ));
+        if r.ns < s.prev {
+            // (the merge's order is the streams': a message out of order
+            // follows its own stream's previous one, which the merge gave
+            // just before it)
+            let z = s.prev;
+            let e = reef_ctf::Error::Stream {
+                path: s
+                    .cur
+                    .file_path()
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or_default(),
+                offset: s.first_offset,
+                msg: format!(
+                    "time goes backwards: message at {} ns from origin follows one at {z} ns",
+                    r.ns
+                ),
+            };
+            stop!(streams, Some((z, i)), ending.error(Some(e.into()), false));
         }
-        last = r.ns;
+        s.prev = r.ns;
         if r.what != What::Untimed {
             if r.ns > end {
-                return Ok(ending.error(None, true));
+                stop!(streams, None::<(i64, usize)>, ending.error(None, true));
             }
             if matches!(r.what, What::Raw | What::Values) && r.ns >= begin {
                 let class = r.class as usize;
-                let info = &classes[s.base + class];
-                let ev = event_of(info, &s.cur, class, r.body, r.ns, s.cpu);
-                if !f(&ev)? {
-                    return Ok(ending.error(None, true));
+                let skip = r.what == What::Raw
+                    && s.other[class]
+                    && fold.is_some_and(|(lo, hi)| lo <= r.ns && r.ns <= hi);
+                if skip {
+                    passed = passed.max(r.ns);
+                } else {
+                    let info = &classes[s.base + class];
+                    let ev = event_of(info, &s.cur, class, r.body, r.ns, s.cpu);
+                    match f(&ev)? {
+                        Next::Go(range) => fold = range,
+                        Next::Stop => {
+                            stop!(streams, None::<(i64, usize)>, ending.error(None, true))
+                        }
+                    }
                 }
             }
         }
+        let s = &mut streams[i];
         s.at += 1;
+        if let Some((lo, hi)) = fold {
+            // Fold the ignored events that follow in the stream's batch,
+            // in order, ahead of the merge: not the batch's last message
+            // (the batch is refilled once the merge reaches it, all of
+            // them behind) nor one the next message precedes (that one
+            // would be out of order: the merge must reach it as before).
+            let (lo, hi) = (lo.max(begin), hi.min(end));
+            let n = s.buf.len();
+            while s.at + 1 < n {
+                let r = s.buf[s.at];
+                if r.what != What::Raw
+                    || !s.other[r.class as usize]
+                    || r.ns < lo
+                    || r.ns > hi
+                    || s.buf[s.at + 1].ns < r.ns
+                {
+                    break;
+                }
+                s.buf[s.at].what = What::Folded;
+                s.folded = r.ns;
+                s.prev = r.ns;
+                s.at += 1;
+            }
+        }
         if s.at == s.buf.len() {
+            passed = passed.max(s.folded);
             if let Err(e) = s.fill() {
-                return Ok(ending.error(Some(e.into()), false));
+                let z = s.prev;
+                stop!(streams, Some((z, i)), ending.error(Some(e.into()), false));
             }
             if s.done {
                 streams.remove(i);
@@ -304,5 +423,5 @@ pub fn for_each_event<E>(
         }
         heads[i] = s.buf[s.at].ns;
     }
-    Ok(ending.error(None, false))
+    stop!(streams, None::<(i64, usize)>, ending.error(None, false))
 }

@@ -107,6 +107,10 @@ pub struct CputopArgs {
     /// Show at most this many threads (0 or `unlimited`: all).
     #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
+    /// Accepted as lttng-analyses accepts it; no effect (its cputop and
+    /// memtop always show their top).
+    #[arg(long)]
+    pub top: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -277,6 +281,13 @@ pub struct IoFreqArgs {
     /// Buckets of each distribution.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub freq_resolution: u32,
+    /// Accepted as lttng-iolatencyfreq 0.6.1 accepts it; no effect there
+    /// (each distribution keeps its own range).
+    #[arg(long)]
+    pub freq_uniform: bool,
+    /// Accepted as lttng-iolatencyfreq 0.6.1 accepts it; no effect there.
+    #[arg(long)]
+    pub freq_series: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -288,6 +299,10 @@ pub struct MemtopArgs {
     /// Show at most this many threads per table (0 or `unlimited`: all).
     #[arg(long, default_value = "10", value_parser = parse_limit)]
     pub limit: usize,
+    /// Accepted as lttng-analyses accepts it; no effect (its cputop and
+    /// memtop always show their top).
+    #[arg(long)]
+    pub top: bool,
 }
 
 pub fn cputop(a: &CputopArgs) -> anyhow::Result<ExitCode> {
