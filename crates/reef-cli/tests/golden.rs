@@ -66,27 +66,7 @@ fn golden_index() {
             ));
             continue;
         }
-        if ok_exit != (exit == "0") {
-            failures.push(format!(
-                "{what}: exit {:?}, babeltrace2 exited {exit}; stderr: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-            ));
-        }
-        if out.stdout != expected {
-            let got = String::from_utf8_lossy(&out.stdout);
-            let want = String::from_utf8_lossy(&expected);
-            let (n, g, w) = first_difference(&got, &want);
-            failures.push(format!(
-                "{what}: output differs at line {}:\n   got: {}\n  want: {}",
-                n + 1,
-                g.unwrap_or("<end>").chars().take(300).collect::<String>(),
-                w.unwrap_or("<end>").chars().take(300).collect::<String>()
-            ));
-        }
+        compare_row(&what, &out, ok_exit, exit, &expected, &mut failures);
     }
     assert!(rows >= 150, "index.tsv has only {rows} rows");
     eprintln!(
@@ -130,27 +110,14 @@ fn golden_index_ctf2() {
             continue;
         }
         let expected = std::fs::read(root.join(golden)).expect("golden file");
-        if out.status.success() != (exit == "0") {
-            failures.push(format!(
-                "{what}: exit {:?}, babeltrace2 exited {exit}; stderr: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-            ));
-        }
-        if out.stdout != expected {
-            let got = String::from_utf8_lossy(&out.stdout);
-            let want = String::from_utf8_lossy(&expected);
-            let (n, g, w) = first_difference(&got, &want);
-            failures.push(format!(
-                "{what}: output differs at line {}:\n   got: {}\n  want: {}",
-                n + 1,
-                g.unwrap_or("<end>").chars().take(300).collect::<String>(),
-                w.unwrap_or("<end>").chars().take(300).collect::<String>()
-            ));
-        }
+        compare_row(
+            &what,
+            &out,
+            out.status.success(),
+            exit,
+            &expected,
+            &mut failures,
+        );
     }
     assert!(rows >= 150, "ctf2 index.tsv has only {rows} rows");
     assert!(
@@ -159,4 +126,37 @@ fn golden_index_ctf2() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The exit status (success or not, as babeltrace2's `exit`) and the
+/// output of one golden row; what differs goes to `failures`.
+fn compare_row(
+    what: &str,
+    out: &std::process::Output,
+    ok_exit: bool,
+    exit: &str,
+    expected: &[u8],
+    failures: &mut Vec<String>,
+) {
+    if ok_exit != (exit == "0") {
+        failures.push(format!(
+            "{what}: exit {:?}, babeltrace2 exited {exit}; stderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
+    }
+    if out.stdout != expected {
+        let got = String::from_utf8_lossy(&out.stdout);
+        let want = String::from_utf8_lossy(expected);
+        let (n, g, w) = first_difference(&got, &want);
+        failures.push(format!(
+            "{what}: output differs at line {}:\n   got: {}\n  want: {}",
+            n + 1,
+            g.unwrap_or("<end>").chars().take(300).collect::<String>(),
+            w.unwrap_or("<end>").chars().take(300).collect::<String>()
+        ));
+    }
 }

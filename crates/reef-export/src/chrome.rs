@@ -339,18 +339,19 @@ fn kernel_slices<W: Write>(
     ns: i64,
 ) -> std::io::Result<()> {
     let int = |f: &mut CtfField| f.get(c).and_then(|v| v.as_i64());
+    let text = |f: &mut CtfField| {
+        f.get(c)
+            .and_then(|v| v.as_str())
+            .map(|s| s.into_owned())
+            .unwrap_or_default()
+    };
     let Some(cpu) = w.cpu else { return Ok(()) };
     let cpu_row = (cpus_pid(trace), cpu);
     let irq_row = (cpus_pid(trace), (1 << 20) + cpu);
     if name == "sched_switch" {
         out.end_all(cpu_row, ns)?;
         if let Some(next) = int(&mut kf.next_tid).filter(|&t| t != 0) {
-            let comm = kf
-                .next_comm
-                .get(c)
-                .and_then(|v| v.as_str())
-                .map(|s| s.into_owned())
-                .unwrap_or_default();
+            let comm = text(&mut kf.next_comm);
             out.names
                 .thread
                 .entry(cpu_row)
@@ -359,12 +360,7 @@ fn kernel_slices<W: Write>(
         }
     } else if name == "irq_handler_entry" {
         let irq = int(&mut kf.irq).unwrap_or(-1);
-        let n = kf
-            .name
-            .get(c)
-            .and_then(|v| v.as_str())
-            .map(|s| s.into_owned())
-            .unwrap_or_default();
+        let n = text(&mut kf.name);
         out.names
             .thread
             .entry(irq_row)
