@@ -6,7 +6,8 @@
 #   babeltrace2 T > file.txt                 (the usual first step by hand)
 #   bt2_to_parquet.py T out.parquet          (bt2 Python bindings → pyarrow;
 #                                             only the events table's 4 columns)
-#   reef sql DIR 'count per name'            vs  reef stats T   (when reef has `sql`)
+#   reef sql DIR 'count per name'            vs  reef stats T   (when reef-sql is built:
+#   reef sql T   'count per name'                                 cargo build --release -p reef-sql)
 # Prints a markdown table: wall time, events/s, peak RSS (GNU time).
 #
 #   bash bench/export/run.sh          RUNS=1 by default (the bt2 row takes minutes)
@@ -54,8 +55,9 @@ if [ -z "${SKIP_BT2_PY:-}" ]; then
     measure "bt2 → pyarrow (4 columns)" "$VENV/bin/python3" "$ROOT/bench/export/bt2_to_parquet.py" "$T" "$WORK/out.parquet"
 fi
 measure "reef stats (count per name)" "$REEF" stats "$T"
-if "$REEF" sql --help >/dev/null 2>&1; then
-    measure "reef sql (count per name)" "$REEF" sql "$WORK/ds" "SELECT name, count(*) FROM events GROUP BY name"
+if [ -x "$(dirname "$REEF")/reef-sql" ] || command -v reef-sql >/dev/null; then
+    measure "reef sql DATASET (count per name)" "$REEF" sql "$WORK/ds" "SELECT name, count(*) FROM events GROUP BY name"
+    measure "reef sql TRACE (count per name; converts first)" "$REEF" sql "$T" "SELECT name, count(*) FROM events GROUP BY name"
 fi
 echo
 echo "dataset: $(du -sh "$WORK/ds" | cut -f1) ($(find "$WORK/ds" -name '*.parquet' | wc -l) files); trace $(du -sh "$T" | cut -f1)"

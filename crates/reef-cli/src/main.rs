@@ -15,6 +15,7 @@ mod cmd_periods;
 mod cmd_print;
 mod cmd_profile;
 mod cmd_recover;
+mod cmd_sql;
 mod cmd_stats;
 mod cmd_view;
 mod output;
@@ -243,6 +244,18 @@ enum Command {
     ///
     /// Example: reef convert --to parquet -o dataset ~/lttng-traces/my-session/kernel
     Convert(cmd_convert::ConvertArgs),
+    /// SQL over the tables of `reef convert --to parquet` (events, one per
+    /// event class, and for kernel traces sched_slices, thread_states,
+    /// syscalls, irqs), from traces (converted on the fly) or datasets;
+    /// output as a table, CSV or JSON. Runs the `reef-sql` engine
+    /// (DataFusion), built apart: cargo build --release -p reef-sql.
+    ///
+    /// Example: reef sql ~/lttng-traces/my-session/kernel 'SELECT procname, tid, sum(dur) / 1e9 AS cpu_s FROM sched_slices GROUP BY procname, tid ORDER BY cpu_s DESC LIMIT 10'
+    #[command(
+        mut_arg("paths", cmd_sql::paths_then_query),
+        override_usage = "reef sql [OPTIONS] TRACE_OR_DATASET... QUERY"
+    )]
+    Sql(cmd_sql::SqlArgs),
     /// Write the trace of a libreef program that died: its stream files,
     /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
     ///
@@ -293,6 +306,7 @@ fn main() -> ExitCode {
         Command::Periods(a) => cmd_periods::run(a),
         Command::Recover(a) => cmd_recover::run(a),
         Command::Convert(a) => cmd_convert::run(a),
+        Command::Sql(a) => cmd_sql::run(a),
         Command::Completions(a) => {
             cmd_install::completions(a, Cli::command()).map(|()| ExitCode::SUCCESS)
         }
