@@ -76,11 +76,14 @@ fn main() -> ExitCode {
     match rt.block_on(run(&roots, query, args.format)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                // `reef sql … | head`: a closed pipe is not an error.
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            // `reef sql … | head`: a closed pipe is not an error (the CSV
+            // and JSON writers give it back as their own error's text).
+            let pipe = e
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                || format!("{e:#}").contains("Broken pipe (os error 32)");
+            if pipe {
+                return ExitCode::SUCCESS;
             }
             eprintln!("reef-sql: error: {e:#}");
             ExitCode::FAILURE
@@ -192,13 +195,14 @@ async fn register(ctx: &SessionContext, roots: &[PathBuf]) -> anyhow::Result<()>
             .with_context(|| format!("table {name}"))?;
         ctx.register_table(TableReference::bare(name.as_str()), t)?;
     }
+    let mut left_out = Vec::new();
     for (name, dirs) in &class {
         // Traces may disagree on a class's columns (one name, other
         // types): that table is left out, the others stay queryable.
         let t = match listing_table(ctx, dirs).await {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("reef-sql: note: table class.\"{name}\" left out: {e:#}");
+                left_out.push((name.as_str(), e));
                 continue;
             }
         };
@@ -206,6 +210,15 @@ async fn register(ctx: &SessionContext, roots: &[PathBuf]) -> anyhow::Result<()>
         if !top.contains_key(name) {
             ctx.register_table(TableReference::bare(name.as_str()), t)?;
         }
+    }
+    if let Some((first, e)) = left_out.first() {
+        let names: Vec<&str> = left_out.iter().map(|(n, _)| *n).collect();
+        eprintln!(
+            "reef-sql: note: {} class table(s) left out, the datasets' traces disagree on their columns ({}: {e:#}): {}",
+            names.len(),
+            first,
+            names.join(", ")
+        );
     }
     Ok(())
 }
