@@ -250,7 +250,7 @@ def check_formats(ds):
     # A closed pipe is not an error.
     p = subprocess.run(f"'{REEF}' sql --format csv '{ds}' 'SELECT * FROM events' | head -2",
                        shell=True, capture_output=True, text=True)
-    check(len(p.stdout.splitlines()) == 2 and "error:" not in p.stderr, f"| head: {p.stderr}")
+    check(len(p.stdout.splitlines()) == 2 and ": error:" not in p.stderr, f"| head: {p.stderr}")
     # SHOW TABLES lists the tables.
     r = sql_json(ds, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema <> 'information_schema'")
     names = {(x["table_schema"], x["table_name"]) for x in r or []}
