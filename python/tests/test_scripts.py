@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import reef
 from conftest import SHARED
 
@@ -73,3 +75,66 @@ def test_missing_package_is_a_clear_error(reef_bin, tmp_path):
                            cwd=tmp_path, env=env)
     if probe.returncode != 0:
         assert p.returncode != 0 and "pip install ./python" in p.stderr
+
+
+# Every reading command takes --script: the reef binary reads the traces
+# itself and asks the package for one verdict per event (keep-bits).
+WINDOW = ["--begin", "1412670962.5", "--end", "1412670965"]
+COMMANDS = [
+    ["print"],
+    ["print", "--names", "all", "--fields", "all", "--clock-seconds"],
+    ["print", *WINDOW],
+    ["stats", "--json"],
+    ["check"],
+    ["cputop", "--lami"],
+    ["schedlog", "--lami"],
+    ["periods", "--period", 'sw : $evt.$name == "sched_switch"', "--freq", "--json", *WINDOW],
+]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_every_command_script_equals_filter(reef_bin, cmd):
+    s = run(reef_bin, *cmd, "--script", str(HERE / "keep_sched_cpu1.py"), KERNEL)
+    f = run(reef_bin, *cmd, "--filter", FILTER, KERNEL)
+    assert s.returncode == f.returncode == 0, s.stderr + f.stderr
+    assert s.stdout == f.stdout and len(s.stdout) > 100
+
+
+def test_convert_script_equals_filter(reef_bin, tmp_path):
+    outs = []
+    for opt in (["--script", str(HERE / "keep_sched_cpu1.py")], ["--filter", FILTER]):
+        out = tmp_path / f"{len(outs)}.json"
+        p = run(reef_bin, "convert", "--to", "chrome-json", "-o", str(out), *opt, KERNEL)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(out.read_text()))
+    assert outs[0] == outs[1] and len(outs[0]["traceEvents"]) > 100
+
+
+def test_stateful_script_runs_once_per_reading(reef_bin, tmp_path):
+    """The verdicts of a counting script, in the reading's order, equal the
+    Python API's; a two-pass command (--freq) loads the script once."""
+    ns = reef.load_script(HERE / "every_third_switch.py")
+    exp = [str(m) for m in reef.open(KERNEL, keep=ns["keep"], begin=WINDOW[1], end=WINDOW[3])]
+    loads = tmp_path / "loads"
+    env = {**ENV, "REEF_TEST_LOADS": str(loads)}
+    script = ["--script", str(HERE / "every_third_switch.py")]
+    p = subprocess.run([reef_bin, "print", *script, *WINDOW, KERNEL], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == exp and len(exp) > 50
+    assert loads.read_text() == "loaded\n"
+    loads.unlink()
+    p = subprocess.run([reef_bin, "periods", "--period", 'sw : $evt.$name == "sched_switch"',
+                        "--freq", "--json", *script, KERNEL], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stderr
+    assert loads.read_text() == "loaded\n"
+    # Periods from each kept switch to the next: one fewer than kept.
+    n = sum(1 for m in reef.open(KERNEL) if m.name == "sched_switch")
+    [(name, buckets)] = json.loads(p.stdout)["freq"]
+    assert name == "sw" and sum(b["count"] for b in buckets) == (n + 2) // 3 - 1
+
+
+def test_view_refuses_script(reef_bin):
+    p = run(reef_bin, "view", "--script", str(HERE / "keep_sched_cpu1.py"), KERNEL)
+    assert p.returncode != 0 and "--script" in p.stderr

@@ -40,12 +40,6 @@ pub struct PrintArgs {
     /// When to colour the output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorWhen,
-    /// Keep the events for which the Python script's `keep(event)` is true
-    /// (after --filter), through the reef Python package (`python3 -m
-    /// reef`); the default format only.
-    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["clock_seconds", "clock_date",
-        "clock_gmt", "clock_cycles", "no_delta", "names", "fields"])]
-    pub script: Option<std::path::PathBuf>,
 }
 
 pub fn options(a: &PrintArgs) -> anyhow::Result<Options> {

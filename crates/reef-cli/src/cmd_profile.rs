@@ -155,6 +155,7 @@ fn read_objects(a: &ProfileArgs, sym: &mut Symbolizer) -> anyhow::Result<()> {
     opts.begin = None;
     opts.end = None;
     opts.filter = Some(OBJECTS_FILTER.into());
+    opts.script = None;
     let mut src = Source::open(&opts)?;
     // LTTng gives the build id in its own event, keyed by base address.
     let mut lttng: HashMap<u64, Mapping> = HashMap::new();

@@ -64,6 +64,11 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
         decode_marks: a.decode_marks,
         spacing: a.checkpoint_bytes,
     };
+    anyhow::ensure!(
+        a.read.script.is_none(),
+        "reef view does not take --script: its index is built stream by stream on every \
+         core, and a script sees the events in time order; use --filter"
+    );
     let (slot, live) = match &a.live {
         Some(addr) => {
             let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));

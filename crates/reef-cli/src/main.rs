@@ -263,7 +263,6 @@ fn main() -> ExitCode {
     output::reset_sigpipe();
     let cli = Cli::parse();
     let r = match &cli.command {
-        Command::Print(a) if a.script.is_some() => script::delegate(),
         Command::Print(a) => cmd_print::run(a),
         Command::View(a) => cmd_view::run(a),
         Command::Profile(a) => cmd_profile::run(a),

@@ -30,6 +30,11 @@ pub struct ReadOpts {
     /// "Filter expressions"). Discarded-events notices are kept.
     #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
     pub filter: Option<String>,
+    /// Keep only the events for which the Python file's `keep(event)` is
+    /// true (after --filter); run by the reef Python package (`pip install
+    /// ./python`; `REEF_PYTHON` chooses the interpreter).
+    #[arg(long, value_name = "FILE.py")]
+    pub script: Option<PathBuf>,
 }
 
 /// An expression option checked when the command line is parsed, so that
@@ -56,6 +61,7 @@ impl ReadOpts {
             gmt: false,
             workers: self.workers,
             filter: self.filter.clone(),
+            script: self.script.clone(),
         }
     }
 }

@@ -53,6 +53,7 @@ mod error;
 pub mod live;
 mod open;
 mod scan;
+pub mod script;
 mod source;
 
 pub use error::Error;

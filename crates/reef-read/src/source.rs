@@ -32,6 +32,9 @@ pub struct ReadOptions {
     /// Keep only the events for which this expression is true
     /// (`reef_filter`'s language); notices are kept.
     pub filter: Option<String>,
+    /// A Python file whose `keep(event) -> bool` keeps events (after
+    /// `filter`), run by the `reef` Python package (see [`crate::script`]).
+    pub script: Option<PathBuf>,
 }
 
 impl ReadOptions {
@@ -162,6 +165,8 @@ pub struct Source {
     /// Resolved window, in ns from the origin (once the first message is known).
     window: Option<(i64, i64)>,
     filter: Option<Filter>,
+    /// The script's verdicts, and the number of events they were asked for.
+    keep: Option<(Arc<crate::script::KeepBits>, u64)>,
     finished: bool,
     ending: Ending,
 }
@@ -205,6 +210,7 @@ impl Source {
             gmt: opts.gmt,
             window: None,
             filter: None,
+            keep: None,
             finished: false,
             ending: Ending::default(),
         };
@@ -218,6 +224,7 @@ impl Source {
                 })?;
             src.set_filter(move |c, item| item != Item::Event || f.matches(c));
         }
+        src.keep = crate::script::keep_bits(opts)?.map(|k| (k, 0));
         Ok(src)
     }
 
@@ -262,7 +269,7 @@ impl Source {
     /// field values. Ignored with a filter, which needs the values. Call
     /// before the first [`Source::next`].
     pub fn render_with(&mut self, factory: reef_iter::parallel::RenderFactory) {
-        if self.filter.is_none() {
+        if self.filter.is_none() && self.keep.is_none() {
             self.mux.render_with(factory);
         }
     }
@@ -362,6 +369,18 @@ impl Source {
                     continue;
                 }
             }
+            if let (Some((bits, n)), Item::Event) = (&mut self.keep, item) {
+                let kept = bits.get(*n);
+                *n += 1;
+                match kept {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        self.finished = true;
+                        return Err(self.ending.stopped(e));
+                    }
+                }
+            }
             let trace = self.trace_of[i];
             return Ok(Some(Msg {
                 stream: i,
@@ -422,7 +441,7 @@ impl Source {
     /// is given back when a filter is set (filters see events in time
     /// order).
     pub fn scan_streams(mut self, workers: usize) -> Result<Vec<StreamScan>, Box<Source>> {
-        if self.filter.is_some() {
+        if self.filter.is_some() || self.keep.is_some() {
             return Err(Box::new(self));
         }
         let (b, e) = match self.start() {
