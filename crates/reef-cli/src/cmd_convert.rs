@@ -39,9 +39,9 @@ pub struct ConvertArgs {
     /// thread_states, syscalls, irqs).
     #[arg(long)]
     pub no_kernel_tables: bool,
-    /// Perfetto, Chrome JSON: also write the activities that begin at the
-    /// events matching this condition as slices (`reef activities
-    /// --begin`).
+    /// Also write the activities that begin at the events matching this
+    /// condition (`reef activities --begin`): slices on lanes (Perfetto,
+    /// Chrome JSON), or the `activities` table (Parquet).
     #[arg(long, value_name = "EXPR", value_parser = check_expr, requires = "activity_end")]
     pub activity_begin: Option<String>,
     /// The activities' end condition (`reef activities --end`).
@@ -50,6 +50,11 @@ pub struct ConvertArgs {
     /// The activities' key (`reef activities --key`; default: the thread).
     #[arg(long, value_name = "FIELD[,FIELD]", value_parser = check_key, requires = "activity_begin")]
     pub activity_key: Option<String>,
+    /// Perfetto, Chrome JSON: a counter track of an event's numeric field,
+    /// `[NAME=]EVENT:FIELD` (e.g. `depth=my_app:queue:depth`), one track
+    /// per process; repeat for more.
+    #[arg(long = "counter", value_name = "[NAME=]EVENT:FIELD", value_parser = check_counter)]
+    pub counters: Vec<String>,
     /// The activities' slice name.
     #[arg(long, value_name = "NAME", default_value = "activity")]
     pub activity_name: String,
@@ -57,6 +62,10 @@ pub struct ConvertArgs {
 
 fn check_expr(s: &str) -> Result<String, String> {
     crate::source::checked(s, reef_engines::activities::check_expr)
+}
+
+fn check_counter(s: &str) -> Result<String, String> {
+    reef_export::counter::Counter::parse(s).map(|_| s.to_string())
 }
 
 fn check_key(s: &str) -> Result<String, String> {
@@ -67,9 +76,6 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let src = Source::open(&a.read.options())?;
     let mut activities = match (&a.activity_begin, &a.activity_end) {
         (Some(begin), Some(end)) => {
-            if a.to == Format::Parquet {
-                anyhow::bail!("--activity-begin/--activity-end: activities are written to --to perfetto and --to chrome-json only");
-            }
             let spec = reef_engines::activities::ActivitySpec {
                 begin: begin.clone(),
                 end: end.clone(),
@@ -83,6 +89,14 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    let mut counters = a
+        .counters
+        .iter()
+        .map(|s| reef_export::counter::Counter::parse(s).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if !counters.is_empty() && a.to == Format::Parquet {
+        anyhow::bail!("--counter: counters are written to --to perfetto and --to chrome-json (in Parquet, the event class's table holds the field)");
+    }
     let stopped = match a.to {
         Format::Parquet => {
             let opts = reef_export::parquet::Options {
@@ -90,18 +104,22 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
                 kernel_tables: !a.no_kernel_tables,
                 ..Default::default()
             };
-            let (summary, stopped) = reef_export::parquet::write(src, &a.output, &opts)?;
+            let (summary, stopped) =
+                reef_export::parquet::write(src, &a.output, &opts, activities.as_mut())?;
             eprintln!(
                 "reef: wrote {} events in {} files under {}",
                 summary.events,
                 summary.files.len(),
                 a.output.display()
             );
+            if let Some(act) = &activities {
+                eprintln!("reef: wrote {} activities", act.count);
+            }
             stopped
         }
         Format::ChromeJson => {
             let (events, stopped) =
-                reef_export::chrome::write(src, &a.output, activities.as_mut())?;
+                reef_export::chrome::write(src, &a.output, activities.as_mut(), &mut counters)?;
             eprintln!("reef: wrote {events} events to {}", a.output.display());
             if let Some(act) = &activities {
                 eprintln!("reef: wrote {} activities", act.count);
@@ -109,7 +127,8 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
             stopped
         }
         Format::Perfetto => {
-            let (sum, stopped) = reef_export::perfetto::write(src, &a.output, activities.as_mut())?;
+            let (sum, stopped) =
+                reef_export::perfetto::write(src, &a.output, activities.as_mut(), &mut counters)?;
             eprintln!(
                 "reef: wrote {} events ({} ftrace events, {} system call slices) to {}",
                 sum.events,
@@ -119,6 +138,9 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
             );
             if sum.activity_slices > 0 {
                 eprintln!("reef: wrote {} activities", sum.activity_slices);
+            }
+            if sum.counter_values > 0 {
+                eprintln!("reef: wrote {} counter values", sum.counter_values);
             }
             if sum.skipped > 0 {
                 eprintln!(

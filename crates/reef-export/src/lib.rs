@@ -11,6 +11,7 @@
 
 pub mod activity;
 pub mod chrome;
+pub mod counter;
 pub mod kernel;
 pub mod parquet;
 pub mod perfetto;
