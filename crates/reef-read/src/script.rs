@@ -188,6 +188,60 @@ pub fn keep_bits(opts: &ReadOptions) -> Result<Option<Arc<KeepBits>>, Error> {
     Ok(Some(bits))
 }
 
+/// A script's verdicts on one stream's events, in the stream's order.
+#[derive(Default, Debug, Clone)]
+pub struct StreamBits {
+    words: Vec<u64>,
+    len: u64,
+}
+
+impl StreamBits {
+    fn push(&mut self, bit: bool) {
+        if self.len.is_multiple_of(64) {
+            self.words.push(0);
+        }
+        if bit {
+            self.words[(self.len / 64) as usize] |= 1 << (self.len % 64);
+        }
+        self.len += 1;
+    }
+
+    /// The verdict on the stream's `n`-th event of the reading (from 0);
+    /// `None` past the events the script saw.
+    pub fn get(&self, n: u64) -> Option<bool> {
+        (n < self.len).then(|| self.words[(n / 64) as usize] >> (n % 64) & 1 == 1)
+    }
+}
+
+/// `opts.script`'s verdicts sorted out per stream (index as in
+/// [`crate::Msg::stream`]), for a reader that reads each stream on its
+/// own (the CTF writer): the reading of `opts` without the script is
+/// walked once in time order, its N-th event getting the script's N-th
+/// verdict. A stream's events in that reading are, in order, the events
+/// it holds in the window that pass the filter, so the stream's `n`-th
+/// such event gets bit `n`. A reading error ends the walk: the verdicts
+/// before it stand (the reader meets the same error).
+pub fn per_stream(opts: &ReadOptions) -> Result<Option<Vec<StreamBits>>, Error> {
+    let Some(bits) = keep_bits(opts)? else {
+        return Ok(None);
+    };
+    let mut plain = opts.clone();
+    plain.script = None;
+    let mut src = crate::Source::open(&plain)?;
+    let mut per = vec![StreamBits::default(); src.cursors().len()];
+    let mut n = 0u64;
+    let walked = src.for_each_message(|m| {
+        if m.item == reef_ctf::Item::Event {
+            let kept = bits.get(n)?;
+            n += 1;
+            per[m.stream].push(kept);
+        }
+        Ok::<_, Error>(std::ops::ControlFlow::Continue(()))
+    });
+    walked?;
+    Ok(Some(per))
+}
+
 /// Reads frames into `bits`; true when the end frame came.
 fn read_frames(r: &mut impl Read, bits: &KeepBits) -> std::io::Result<bool> {
     let mut buf = Vec::new();
