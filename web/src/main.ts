@@ -525,7 +525,7 @@ const reefView = {
   /** Client coordinates of time t on the timeline. */
   timeToClientX: (t: number) => timeline.timeToClientX(t),
   /** Client y of a row's bar or marks (scrolling it into view), or null. */
-  rowClientY: (id: number, part: 'bar' | 'mark' = 'bar') => timeline.rowClientY(id, part),
+  rowClientY: (id: number, part: 'bar' | 'mark' | 'sample' = 'bar') => timeline.rowClientY(id, part),
   /** All rows as /api/rows gives them. */
   allRows: () => state.rows,
   /** The selected event. */

@@ -432,13 +432,18 @@ export class Timeline {
    * Client y of a row's bar (`part` = 'bar') or marks ('mark'), scrolling
    * the row into view first; null if the row is not shown.
    */
-  rowClientY(id: number, part: 'bar' | 'mark' = 'bar'): number | null {
+  rowClientY(id: number, part: 'bar' | 'mark' | 'sample' = 'bar'): number | null {
     const i = this.lineOfRow.get(id);
     if (i === undefined) return null;
     this.scrollToLine(i);
     const row = this.lines[i]!.row!;
     const bands = this.bands(row);
-    const band = part === 'mark' && bands.markH ? [bands.markY, bands.markH] : [bands.barY, bands.barH];
+    const band =
+      part === 'sample' && bands.sampleH
+        ? [bands.sampleY!, bands.sampleH]
+        : part === 'mark' && bands.markH
+          ? [bands.markY, bands.markH]
+          : [bands.barY, bands.barH];
     const r = this.canvas.getBoundingClientRect();
     return r.top + AXIS_H + i * ROW_H - this.scrollY + band[0]! + band[1]! / 2;
   }
@@ -981,13 +986,13 @@ export class Timeline {
         }
       }
     }
-    ctx.fillStyle = 'rgba(40,40,60,0.10)';
+    ctx.fillStyle = 'rgba(40,60,150,0.09)';
     ctx.fillRect(LABEL_W, sy, this.plotW(), sh);
     const max = Math.max(1, ...counts);
     for (let i = 0; i < xs.length; i++) {
       const f = Math.log1p(counts[i]!) / Math.log1p(max);
       const h = Math.max(2, Math.round(sh * (0.35 + 0.65 * f)));
-      ctx.fillStyle = `rgba(120,20,40,${(0.45 + 0.55 * f).toFixed(2)})`;
+      ctx.fillStyle = `rgba(20,28,90,${(0.5 + 0.5 * f).toFixed(2)})`;
       ctx.fillRect(xs[i]!, sy + sh - h, 1, h);
       this.sampleTicks.push({ row: rowId, x: xs[i]!, count: counts[i]! });
     }
@@ -1151,7 +1156,16 @@ export class Timeline {
       ctx.fillStyle = '#1d2430';
       let text = line.label;
       if (line.kind === 'group' && line.collapsed && line.children) text += ` (${line.children})`;
-      ctx.fillText(text, x + 12, y + ROW_H / 2, LABEL_W - x - 16);
+      const lane = line.row ? this.bands(line.row).sampleH : undefined;
+      ctx.fillText(text, x + 12, y + ROW_H / 2, LABEL_W - x - (lane ? 62 : 16));
+      if (lane) {
+        // What the lane under the marks is.
+        ctx.font = '9px sans-serif';
+        ctx.fillStyle = '#2a3570';
+        ctx.textAlign = 'right';
+        ctx.fillText('samples ▸', LABEL_W - 5, y + ROW_H / 2 + 2);
+        ctx.textAlign = 'left';
+      }
     }
     ctx.restore();
     ctx.fillStyle = '#c8ccd2';

@@ -425,3 +425,52 @@ impl Stacks {
         done(String::new(), root)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &str) -> Vec<String> {
+        s.split(';').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn frames_sum_the_stacks_by_path() {
+        let mut st = Stacks::default();
+        st.add("", names("main;f;g"), 3);
+        st.add("", names("main;f"), 2);
+        st.add("", names("main;h"), 1);
+        st.add("", names("main;f;g"), 4);
+        st.add("", names("other"), 5);
+        let root = st.frames();
+        assert_eq!((root.total, root.own), (15, 0));
+        let kids: Vec<(&str, u64, u64)> = root
+            .children
+            .iter()
+            .map(|c| (c.name.as_str(), c.total, c.own))
+            .collect();
+        assert_eq!(kids, [("main", 10, 0), ("other", 5, 5)]);
+        let main = &root.children[0];
+        let f = &main.children[0];
+        assert_eq!((f.name.as_str(), f.total, f.own), ("f", 9, 2));
+        assert_eq!((f.children[0].name.as_str(), f.children[0].total), ("g", 7));
+        assert_eq!(
+            (main.children[1].name.as_str(), main.children[1].own),
+            ("h", 1)
+        );
+    }
+
+    #[test]
+    fn frames_put_a_group_first_and_write_names_as_folded_lines() {
+        let mut st = Stacks::default();
+        st.add("t-1", names("a"), 2);
+        st.add("t-2", vec!["x;y".to_string()], 1);
+        let root = st.frames();
+        let kids: Vec<&str> = root.children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(kids, ["t-1", "t-2"]);
+        assert_eq!(root.children[1].children[0].name, "x_y");
+        let mut folded = Vec::new();
+        st.write_folded(&mut folded).unwrap();
+        assert_eq!(String::from_utf8(folded).unwrap(), "t-1;a 2\nt-2;x_y 1\n");
+    }
+}
