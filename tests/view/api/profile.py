@@ -4,7 +4,8 @@ that row's thread in `reef profile --per-thread --folded`), on traces
 recorded here by tests/view/profile/record.sh: a libreef trace sampled at
 1 kHz (tests/profile/tenfunc.c's ten functions on the main thread, a
 second thread in side_burn()) and a -finstrument-functions one
-(tests/profile/calls.c). Independent checks beside: the samples counted
+(tests/profile/calls.c), and an LTTng-UST trace of calls.c under
+liblttng-ust-cyg-profile.so (record-lttng.sh). Independent checks beside: the samples counted
 equal babeltrace2's `reef:sample` events in the window (per thread by
 their `tid` context); the ten functions' shares are those tenfunc.c burns
 (RMS error within 3 points); side_burn is the second thread's only
@@ -204,6 +205,33 @@ def main():
                 rep.check("entry/exit: calls.c's call tree, self times >= calls x 0.9 ms", probs, a["measure"])
     finally:
         s.stop()
+    # --- an LTTng-UST cyg-profile trace (liblttng-ust-cyg-profile.so) ---
+    rc = subprocess.run(["bash", os.path.join(REPO, "tests/view/profile/record-lttng.sh"), work],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lt = os.path.join(work, "lt")
+    if rc.returncode != 0:
+        rep.fail("recording the LTTng-UST cyg-profile trace", [rc.stderr[-500:]])
+    else:
+        s = Server(reef, lt)
+        try:
+            info = s.wait_state()
+            origin, end = int(info["origin_ns"]), info["end"]
+            for i, (f, t) in enumerate([(0, end + 1), (end // 4, end * 3 // 4)]):
+                a = s.api("profile", **{"from": f, "to": t}).json
+                got = folded_of_tree(a["root"])
+                want = cli_folded(reef, lt, origin + f, origin + t - 1)
+                rep.check("LTTng cyg-profile window %d: self time per path is reef profile --folded's" % i, diff(got, want),
+                          "%s, %d paths" % (a["measure"], len(want)))
+            per = cli_folded(reef, lt, per_thread=True)
+            rows = [r for r in s.api("rows").json if r.get("tid") is not None]
+            for row in rows:
+                a = s.api("profile", row=row["id"], **{"from": 0, "to": end + 1}).json
+                want = {k.split(";", 1)[1]: v for k, v in per.items() if k.split(";", 1)[0].endswith("-%d" % row["tid"])}
+                rep.check("LTTng row %d (vtid %d): reef profile --per-thread's lines of that thread" % (row["id"], row["tid"]),
+                          diff(folded_of_tree(a["root"]), want), "%d paths" % len(want))
+            rep.check("LTTng: rows with a vtid", [] if rows else ["no thread row"])
+        finally:
+            s.stop()
     subprocess.run(["rm", "-rf", work])
     print("profile: %d passed, %d failed" % (rep.passed, rep.failed))
     return 1 if rep.failed else 0
