@@ -77,6 +77,10 @@ if [ -f tests/view/e2e-analyses.mjs ]; then
     echo "== reef view: the Analyses tab in headless Chromium vs lttng-analyses 0.6.1 references"
     if REEF_BIN="$reef" node tests/view/e2e-analyses.mjs; then echo "view analyses e2e: ok"; else echo "view analyses e2e: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/view/e2e-profile.mjs ]; then
+    echo "== reef view: sample lanes and the Profile tab in headless Chromium vs babeltrace2 and /api/profile"
+    if REEF_BIN="$reef" node tests/view/e2e-profile.mjs; then echo "view profile e2e: ok"; else echo "view profile e2e: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/view/e2e-live.mjs ]; then
     echo "== reef view --live: a libreef program streaming, in headless Chromium, vs babeltrace2"
     if REEF_BIN="$reef" node tests/view/e2e-live.mjs; then echo "view live e2e: ok"; else echo "view live e2e: FAILED"; fails=$((fails + 1)); fi
