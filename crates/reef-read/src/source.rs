@@ -32,6 +32,9 @@ pub struct ReadOptions {
     /// Keep only the events for which this expression is true
     /// (`reef_filter`'s language); notices are kept.
     pub filter: Option<String>,
+    /// For a live session (`net://...`): what to do when it is not, or
+    /// no longer, on the relay.
+    pub live_action: crate::lttng_live::SessionNotFound,
 }
 
 impl ReadOptions {
@@ -164,12 +167,25 @@ pub struct Source {
     filter: Option<Filter>,
     finished: bool,
     ending: Ending,
+    /// What must live as long as the source (a live session's directory).
+    keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Source {
     /// Finds and opens the traces under `opts.paths` (see
     /// [`open_traces`]), and compiles the filter.
     pub fn open(opts: &ReadOptions) -> Result<Source, Error> {
+        if let Some(p) = opts.paths.iter().find(|p| crate::lttng_live::is_live(p)) {
+            // A live session: read to its end (see `lttng_live`).
+            if opts.paths.len() > 1 {
+                return Err(Error::Address {
+                    addr: p.display().to_string(),
+                    expected: "one live session and no other input".into(),
+                });
+            }
+            let url = crate::lttng_live::LiveUrl::parse(&p.to_string_lossy())?;
+            return crate::lttng_live::LiveRead::open(&url, opts.live_action, opts)?.read_all();
+        }
         let (traces, labels) = open_traces(&opts.paths)?;
         Source::from_traces(traces, labels, opts)
     }
@@ -207,6 +223,7 @@ impl Source {
             filter: None,
             finished: false,
             ending: Ending::default(),
+            keep: None,
         };
         src.ending = Ending::of(&src.traces);
         if let Some(text) = &opts.filter {
@@ -219,6 +236,16 @@ impl Source {
             src.set_filter(move |c, item| item != Item::Event || f.matches(c));
         }
         Ok(src)
+    }
+
+    /// A source with no message.
+    pub fn empty(opts: &ReadOptions) -> Result<Source, Error> {
+        Source::from_traces(Vec::new(), Vec::new(), opts)
+    }
+
+    /// Keeps `v` alive as long as the source.
+    pub fn keep_alive(&mut self, v: Arc<dyn std::any::Any + Send + Sync>) {
+        self.keep = Some(v);
     }
 
     /// Skips the messages for which `keep` returns false (after trimming);
