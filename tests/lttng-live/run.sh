@@ -277,8 +277,10 @@ BG+=("$READ_REEF")
 wait_attached "$D" || bad "reef did not attach to $D"
 run_app 50000 200 # 10 s of events
 sleep 1.5
-kill -9 "$RELAY_PID"
-wait "$RELAY_PID" 2>/dev/null
+{
+	kill -9 "$RELAY_PID"
+	wait "$RELAY_PID"
+} 2>/dev/null
 RELAY_PID=
 t0=$SECONDS
 wait "$READ_REEF"

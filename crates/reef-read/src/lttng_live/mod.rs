@@ -243,6 +243,8 @@ pub struct LiveRead {
     generation: u64,
     found_once: bool,
     finished: bool,
+    /// The traces of sessions that ended.
+    ended: Vec<PathBuf>,
 }
 
 /// The directory, kept while a [`Source`] reads from it.
@@ -285,6 +287,7 @@ impl LiveRead {
             generation: 0,
             found_once: false,
             finished: false,
+            ended: Vec::new(),
         })
     }
 
@@ -300,23 +303,23 @@ impl LiveRead {
             if self.finished {
                 return Ok(None);
             }
-            if self.sessions.is_empty() {
-                if !self.attach()? {
-                    match (self.action, self.found_once) {
-                        (SessionNotFound::Fail, false) => {
-                            let (h, n) = self.url.target.clone().unwrap_or_default();
-                            return Err(self.relay.err(format!(
-                                "no session `{n}` of host `{h}` on the relay (session-not-found-action=fail)"
-                            )));
-                        }
-                        (SessionNotFound::Continue, _) => {
-                            std::thread::sleep(Duration::from_millis(100));
-                            continue;
-                        }
-                        _ => {
-                            self.finished = true;
-                            return Ok(None);
-                        }
+            if self.sessions.is_empty() && !self.attach()? {
+                // As babeltrace2: `fail` fails only if the session was
+                // never found; once it ended, `fail` and `end` end.
+                match (self.action, self.found_once) {
+                    (SessionNotFound::Fail, false) => {
+                        let (h, n) = self.url.target.clone().unwrap_or_default();
+                        return Err(self.relay.err(format!(
+                            "no session `{n}` of host `{h}` on the relay (session-not-found-action=fail)"
+                        )));
+                    }
+                    (SessionNotFound::Continue, _) => {
+                        std::thread::sleep(Duration::from_millis(100));
+                        continue;
+                    }
+                    _ => {
+                        self.finished = true;
+                        return Ok(None);
                     }
                 }
             }
@@ -350,7 +353,8 @@ impl LiveRead {
     /// Reads the whole session (to its end) and gives one source over it.
     pub fn read_all(mut self) -> Result<Source, Error> {
         while self.next_source()?.is_some() {}
-        let paths = self.trace_paths();
+        let mut paths = std::mem::take(&mut self.ended);
+        paths.extend(self.trace_paths());
         let keep = self.dir.clone();
         let mut o = self.opts.clone();
         o.paths = paths;
@@ -521,8 +525,14 @@ impl LiveRead {
             }
         }
         self.streams.clear();
+        // The last epoch was made (and reads the directories, which stay
+        // until the reading ends); a later session of the same name starts
+        // afresh.
+        let ended = self.trace_paths();
+        self.ended.extend(ended);
+        self.traces.clear();
+        self.given_to = None;
         self.generation += 1;
-        // Keep the traces' directories: the last epoch reads them.
     }
 
     /// Metadata of trace `key` until the relay has no more.

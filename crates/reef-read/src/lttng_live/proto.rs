@@ -307,7 +307,8 @@ pub fn index(b: &[u8]) -> Result<Index, Bad> {
         flags,
     };
     if status == IndexStatus::Ok {
-        if i.packet_size == 0 || i.packet_size % 8 != 0 || i.packet_size / 8 > MAX_PACKET {
+        if i.packet_size == 0 || !i.packet_size.is_multiple_of(8) || i.packet_size / 8 > MAX_PACKET
+        {
             return Err(Bad(format!(
                 "GET_NEXT_INDEX reply: packet size of {} bits, expected a whole number of bytes between 1 and {MAX_PACKET}",
                 i.packet_size
@@ -471,7 +472,8 @@ mod tests {
     #[test]
     fn random_replies_never_panic() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let decoders: [(usize, fn(&[u8]) -> bool); 7] = [
+        type Decoder = fn(&[u8]) -> bool;
+        let decoders: [(usize, Decoder); 7] = [
             (CONNECT_LEN, |b| connected(b).is_ok()),
             (SESSION_LEN, |b| session(b).is_ok()),
             (STREAM_LEN, |b| stream(b).is_ok()),
