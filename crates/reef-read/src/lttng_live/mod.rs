@@ -471,9 +471,20 @@ impl LiveRead {
         for s in streams {
             let key = (session, s.ctf_trace);
             if !self.traces.contains_key(&key) {
+                // Named so that an error's path says which session and
+                // trace: HOST/SESSION-ID[-N]/trace-ID/stream_ID (N: the
+                // session's attachment, after the first).
+                let (host, name) = self.url.target.clone().unwrap_or_default();
+                let clean = |s: &str| s.replace(['/', '\0'], "_");
+                let mut sdir = format!("{}-{session}", clean(&name));
+                if self.generation > 0 {
+                    sdir += &format!("-{}", self.generation);
+                }
                 let dir = self
                     .dir()
-                    .join(format!("g{}-s{session}-t{}", self.generation, s.ctf_trace));
+                    .join(clean(&host))
+                    .join(sdir)
+                    .join(format!("trace-{}", s.ctf_trace));
                 std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
                 self.traces.insert(
                     key,
