@@ -169,6 +169,8 @@ pub struct Source {
     ending: Ending,
     /// What must live as long as the source (a live session's directory).
     keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// An error given once every message was (a live relay that failed).
+    late_error: Option<Error>,
 }
 
 impl Source {
@@ -224,6 +226,7 @@ impl Source {
             finished: false,
             ending: Ending::default(),
             keep: None,
+            late_error: None,
         };
         src.ending = Ending::of(&src.traces);
         if let Some(text) = &opts.filter {
@@ -246,6 +249,12 @@ impl Source {
     /// Keeps `v` alive as long as the source.
     pub fn keep_alive(&mut self, v: Arc<dyn std::any::Any + Send + Sync>) {
         self.keep = Some(v);
+    }
+
+    /// Ends the reading with `e` after the last message (instead of the
+    /// end): what was received before a live source failed.
+    pub fn fail_at_end(&mut self, e: Error) {
+        self.late_error = Some(e);
     }
 
     /// Skips the messages for which `keep` returns false (after trimming);
@@ -369,6 +378,9 @@ impl Source {
             };
             let Some(i) = next else {
                 self.finished = true;
+                if let Some(e) = self.late_error.take() {
+                    return Err(self.ending.stopped(e));
+                }
                 return self.ending.error(None, false).map_or(Ok(None), Err);
             };
             let ns = self.mux.time_ns(i);

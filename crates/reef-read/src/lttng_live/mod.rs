@@ -42,6 +42,9 @@ use relay::Relay;
 
 use crate::{Error, ReadOptions, Source, TimeSpec};
 
+/// Epochs are at least this far apart while data flows.
+const EPOCH_EVERY: Duration = Duration::from_millis(100);
+
 /// lttng-relayd's default viewer port.
 pub const DEFAULT_PORT: u16 = 5344;
 
@@ -245,6 +248,9 @@ pub struct LiveRead {
     finished: bool,
     /// The traces of sessions that ended.
     ended: Vec<PathBuf>,
+    last_epoch: Option<std::time::Instant>,
+    /// The error that stopped the reading, given after the last epoch.
+    failed: Option<Error>,
 }
 
 /// The directory, kept while a [`Source`] reads from it.
@@ -288,6 +294,8 @@ impl LiveRead {
             found_once: false,
             finished: false,
             ended: Vec::new(),
+            last_epoch: None,
+            failed: None,
         })
     }
 
@@ -301,7 +309,7 @@ impl LiveRead {
     pub fn next_source(&mut self) -> Result<Option<Source>, Error> {
         loop {
             if self.finished {
-                return Ok(None);
+                return self.failed.take().map_or(Ok(None), Err);
             }
             if self.sessions.is_empty() && !self.attach()? {
                 // As babeltrace2: `fail` fails only if the session was
@@ -323,7 +331,23 @@ impl LiveRead {
                     }
                 }
             }
-            let progressed = self.round()?;
+            let progressed = match self.round() {
+                Ok(p) => p,
+                Err(e) => {
+                    // What was received is given first (nothing more will
+                    // come to order it against), then the error.
+                    self.finished = true;
+                    let last = match self.given_to {
+                        Some(i64::MAX) => None,
+                        _ => self.epoch(i64::MAX).ok().flatten(),
+                    };
+                    self.failed = Some(e);
+                    if let Some(src) = last {
+                        return Ok(Some(src));
+                    }
+                    continue;
+                }
+            };
             let all_gone =
                 self.sessions.iter().all(|s| s.closed) && self.streams.iter().all(|s| s.done);
             let horizon = if all_gone {
@@ -331,8 +355,14 @@ impl LiveRead {
             } else {
                 self.horizon()
             };
+            // Each epoch opens the traces again (their packets scanned):
+            // at most one per `EPOCH_EVERY` while data flows.
+            let due = all_gone || self.last_epoch.is_none_or(|t| t.elapsed() >= EPOCH_EVERY);
             let epoch = match horizon {
-                Some(h) if self.given_to.is_none_or(|g| h > g) => self.epoch(h)?,
+                Some(h) if due && self.given_to.is_none_or(|g| h > g) => {
+                    self.last_epoch = Some(std::time::Instant::now());
+                    self.epoch(h)?
+                }
                 _ => None,
             };
             if all_gone {
@@ -350,20 +380,38 @@ impl LiveRead {
         }
     }
 
-    /// Reads the whole session (to its end) and gives one source over it.
+    /// Reads the whole session (to its end) and gives one source over it;
+    /// a failure of the relay is that source's error once it has given
+    /// everything received.
     pub fn read_all(mut self) -> Result<Source, Error> {
-        while self.next_source()?.is_some() {}
+        // An error (the relay gone) ends the reading after what arrived.
+        let mut failed = loop {
+            match self.next_source() {
+                Ok(Some(_)) => {}
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
         let mut paths = std::mem::take(&mut self.ended);
         paths.extend(self.trace_paths());
         let keep = self.dir.clone();
         let mut o = self.opts.clone();
         o.paths = paths;
+        if o.paths.is_empty() {
+            // Nothing received: the error at once.
+            if let Some(e) = failed.take() {
+                return Err(e);
+            }
+        }
         let mut src = if o.paths.is_empty() {
             Source::empty(&o)?
         } else {
             Source::open(&o)?
         };
         src.keep_alive(keep);
+        if let Some(e) = failed {
+            src.fail_at_end(e);
+        }
         Ok(src)
     }
 
