@@ -33,6 +33,10 @@ if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then
     fi
     rm -rf "$out"
 fi
+if [ -f tests/lttng-live/run.sh ]; then
+    echo "== LTTng live (lttng-relayd): reef print net://... vs babeltrace2"
+    if bash tests/lttng-live/run.sh "$reef"; then echo "lttng-live: ok"; else echo "lttng-live: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/tracer/run.sh ]; then
     echo "== libreef tracer tests"
     if bash tests/tracer/run.sh; then echo "tracer: ok"; else echo "tracer: FAILED"; fails=$((fails + 1)); fi

@@ -51,6 +51,7 @@
 
 mod error;
 pub mod live;
+pub mod lttng_live;
 mod open;
 mod scan;
 pub mod script;

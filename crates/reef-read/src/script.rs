@@ -139,6 +139,14 @@ pub fn keep_bits(opts: &ReadOptions) -> Result<Option<Arc<KeepBits>>, Error> {
     if let Some(k) = runs.get(&key) {
         return Ok(Some(k.clone()));
     }
+    if opts.paths.iter().any(|p| crate::lttng_live::is_live(p)) {
+        return Err(Error::Script {
+            script: script.clone(),
+            msg: "a script does not read live sessions (the relay lets one viewer attach \
+                  to a session, and the script's reading would be a second one)"
+                .into(),
+        });
+    }
     if !script.is_file() {
         return Err(Error::Script {
             script: script.clone(),
