@@ -178,7 +178,7 @@ fn ctf(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     eprintln!(
-        "reef: wrote {} trace{} ({} stream files, {} bytes) under {}: {} packets copied, {} written again ({} events)",
+        "reef: wrote {} trace{} ({} stream files, {} bytes) under {}: {} packets copied, {} written again ({} events, {} laid out anew; {} packets split)",
         sum.traces,
         if sum.traces == 1 { "" } else { "s" },
         sum.files,
@@ -186,7 +186,9 @@ fn ctf(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
         a.output.display(),
         sum.packets_copied,
         sum.packets_written,
-        sum.events_written
+        sum.events_written,
+        sum.events_relaid,
+        sum.splits
     );
     match stopped {
         Some(e) => Err(e.into()),

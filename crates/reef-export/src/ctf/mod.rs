@@ -74,6 +74,12 @@ pub struct Summary {
     pub packets_written: u64,
     /// Events in the packets written again.
     pub events_written: u64,
+    /// Of those, events laid out anew field by field (moved by other
+    /// than a multiple of their largest alignment).
+    pub events_relaid: u64,
+    /// Packets split because the clock could not reach an event from the
+    /// one before it once the events between were left out.
+    pub splits: u64,
     /// Bytes of stream data written.
     pub bytes: u64,
 }
@@ -790,7 +796,7 @@ impl<'a> StreamWriter<'a> {
             self.open(class, rw, begin)?;
         }
         for attempt in 0..2 {
-            if self.try_place(c, class, rw, start, end)? {
+            if self.try_place(c, class, rw, start, end, &mut summary.events_relaid)? {
                 rw.events += 1;
                 rw.kept += 1;
                 rw.last_ts = ts;
@@ -803,6 +809,7 @@ impl<'a> StreamWriter<'a> {
             // The clock cannot reach this event from the one before it in
             // this packet: a new packet that begins at its time.
             self.close(class, rw, false, out, summary)?;
+            summary.splits += 1;
             self.open(class, rw, ts)?;
         }
         Err(reef_ctf::Error::Stream {
@@ -822,6 +829,7 @@ impl<'a> StreamWriter<'a> {
         rw: &mut Rewrite,
         start: u64,
         end: u64,
+        relaid: &mut u64,
     ) -> Result<bool, Stop> {
         let data = rw.f.data();
         let q = rw.bits.len;
@@ -831,6 +839,7 @@ impl<'a> StreamWriter<'a> {
             // Every field keeps its padding: the bytes as they are.
             rw.bits.append(data, start, end, true);
         } else {
+            *relaid += 1;
             let sp = &class.streams[c.stream];
             let ep = &sp.events[c.event.event];
             let base = rw.info.offset * 8;
