@@ -345,6 +345,10 @@ struct StreamWriter<'a> {
     seq_delta: i64,
     /// A packet was written.
     wrote: bool,
+    /// The `events_discarded` of the first packet written, subtracted
+    /// from every packet's: losses before the output's first packet are
+    /// not the output's.
+    discard_base: Option<u64>,
     /// The stream's clock at the end of the last packet written.
     last_clock: u64,
     /// The largest alignment of the stream's event fields (bits).
@@ -406,6 +410,7 @@ impl<'a> StreamWriter<'a> {
             filter,
             seq_delta: 0,
             wrote: false,
+            discard_base: None,
             last_clock: 0,
             align: max_align(plans),
             stream_id: class.meta.streams[sp.class].id,
@@ -528,6 +533,14 @@ impl<'a> StreamWriter<'a> {
             .map(|s| (s as i64).wrapping_add(self.seq_delta) as u64 + extra)
     }
 
+    /// The `events_discarded` packet `info` is written with (setting the
+    /// base at the first packet written).
+    fn discarded(&mut self, info: &PacketInfo) -> Option<u64> {
+        let c = info.events_discarded?;
+        let base = *self.discard_base.get_or_insert(c);
+        Some(c.saturating_sub(base))
+    }
+
     fn copy_whole(
         &mut self,
         class: &reef_ctf::TraceClass,
@@ -539,10 +552,13 @@ impl<'a> StreamWriter<'a> {
         let at = out.pos;
         let size = info.packet_bits / 8;
         let seq = self.seq(info, 0);
-        if seq == info.seq_num {
+        let discarded = self.discarded(info);
+        if seq == info.seq_num && discarded == info.events_discarded {
             out.copy(info.offset, info.offset + size)?;
         } else {
-            // Packets before it were dropped or split: its number changes.
+            // Packets before it were dropped or split, or events were
+            // discarded before the first packet written: its number or
+            // its count changes.
             let mut b = Bits::default();
             let fields = self.head(class, f, info, &mut b)?;
             let (s, e) = (info.offset as usize, (info.offset + size) as usize);
@@ -554,6 +570,14 @@ impl<'a> StreamWriter<'a> {
             ) {
                 b.put(fa.at, fa.size, fa.le, v);
             }
+            if let (Some(fa), Some(v)) = (
+                fields
+                    .iter()
+                    .find(|x| x.meaning == Meaning::EventsDiscarded),
+                discarded,
+            ) {
+                b.put(fa.at, fa.size, fa.le, v);
+            }
             out.write(&b.buf)?;
         }
         out.index.push([
@@ -562,7 +586,7 @@ impl<'a> StreamWriter<'a> {
             info.content_bits,
             info.ts_begin.unwrap_or(0),
             info.ts_end.unwrap_or(0),
-            info.events_discarded.unwrap_or(0),
+            discarded.unwrap_or(0),
             self.stream_id,
             info.stream_instance_id.unwrap_or(0),
             seq.unwrap_or(0),
@@ -935,11 +959,13 @@ impl<'a> StreamWriter<'a> {
             rw.last_ts.or(rw.info.ts_end)
         };
         let seq = self.seq(&rw.info, rw.written);
+        let discarded = self.discarded(&rw.info);
         let values = [
             (Meaning::ContentSize, Some(content)),
             (Meaning::PacketSize, Some(packet)),
             (Meaning::TimestampEnd, ts_end),
             (Meaning::PacketSeqNum, seq),
+            (Meaning::EventsDiscarded, discarded),
         ];
         for (m, v) in values {
             if let (Some(fa), Some(v)) = (rw.fields.iter().find(|x| x.meaning == m), v) {
@@ -962,7 +988,7 @@ impl<'a> StreamWriter<'a> {
             content,
             rw.first_ts.unwrap_or(0),
             ts_end.unwrap_or(0),
-            rw.info.events_discarded.unwrap_or(0),
+            discarded.unwrap_or(0),
             self.stream_id,
             rw.info.stream_instance_id.unwrap_or(0),
             seq.unwrap_or(0),
