@@ -3,7 +3,8 @@
 # and by filters) checked against babeltrace2 (tests/convert/check.py) on
 # the shared babeltrace2 test traces, the LTTng kernel traces, a real
 # LTTng-UST trace recorded here (tests/lttng/record.sh), a libreef trace
-# (tests/periods/record.sh), a damaged copy of a kernel trace (a stream
+# (tests/periods/record.sh), a synthetic trace with compact timestamps
+# and aligned fields (tests/convert/make_compact.py), a damaged copy of a kernel trace (a stream
 # file cut inside a packet), and, read back by reef, the CTF 2 traces.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +33,10 @@ fi
 traces+=("$WORK/lttng")
 bash "$ROOT/tests/periods/record.sh" "$WORK/libreef" "$REEF" 200 >/dev/null
 traces+=("$WORK/libreef/trace")
+# Compact 16-bit timestamps, 32/64-bit aligned and bit-packed fields:
+# events left out make packets split and events laid out again.
+python3 "$ROOT/tests/convert/make_compact.py" "$WORK/compact"
+traces+=("$WORK/compact")
 # A kernel trace with one stream file cut inside a packet.
 cp -r "$SHARED/kernel-traces/bug446190" "$WORK/damaged"
 chmod -R u+w "$WORK/damaged"
