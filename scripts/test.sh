@@ -57,6 +57,10 @@ if [ -f tests/export/run.sh ]; then
     echo "== reef convert: Parquet read by DuckDB, pyarrow, polars; Chrome JSON; values vs bt2"
     if bash tests/export/run.sh "$reef"; then echo "export: ok"; else echo "export: FAILED"; fails=$((fails + 1)); fi
 fi
+if [ -f tests/convert/run.sh ]; then
+    echo "== reef convert to CTF: windows, filters, a damaged input, vs babeltrace2"
+    if bash tests/convert/run.sh "$reef"; then echo "convert: ok"; else echo "convert: FAILED"; fails=$((fails + 1)); fi
+fi
 if [ -f tests/analyses/check-cli.py ]; then
     echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
     if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi

@@ -135,6 +135,45 @@ def test_stateful_script_runs_once_per_reading(reef_bin, tmp_path):
     assert name == "sw" and sum(b["count"] for b in buckets) == (n + 2) // 3 - 1
 
 
-def test_view_refuses_script(reef_bin):
-    p = run(reef_bin, "view", "--script", str(HERE / "keep_sched_cpu1.py"), KERNEL)
-    assert p.returncode != 0 and "--script" in p.stderr
+def test_view_script(reef_bin, tmp_path):
+    """`reef view --script`: the traces are cut to the script's events
+    first; the view's statistics equal `reef stats --script`'s, and the
+    cut traces go when the server stops."""
+    import signal
+    import time
+    import urllib.request
+    script = ["--script", str(HERE / "every_third_switch.py"), *WINDOW]
+    env = {**ENV, "TMPDIR": str(tmp_path)}
+    p = subprocess.Popen([reef_bin, "view", "--port", "0", *script, KERNEL],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = p.stdout.readline().strip()
+        assert url.startswith("http://"), p.stderr.read()
+        get = lambda path: json.load(urllib.request.urlopen(url + path, timeout=30))
+        deadline = time.time() + 60
+        while (info := get("api/info"))["state"] == "building" and time.time() < deadline:
+            time.sleep(0.1)
+        assert info["state"] == "ready", info
+        assert any(d.name.startswith("reef-view-script-") for d in tmp_path.iterdir())
+        got = get(f"api/stats?from=0&to={info['end'] + 1}")
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+    want = json.loads(run(reef_bin, "stats", "--json", *script, KERNEL).stdout)
+    assert got["events"] == want["events"] and got["event_names"] == want["event_names"], (got, want)
+    assert want["events"] > 50
+    assert not any(d.name.startswith("reef-view-script-") for d in tmp_path.iterdir())
+def test_convert_ctf_script(reef_bin, tmp_path):
+    """`reef convert --to ctf --script`: the writer reads stream by stream,
+    the script's verdicts come in time order (sorted out per stream first);
+    babeltrace2 reads the output as the events `reef print --script` keeps,
+    for a filter-like script in a window and for a counting one."""
+    for script, extra in (("keep_sched_cpu1.py", WINDOW), ("every_third_switch.py", [])):
+        out = tmp_path / script
+        s = ["--script", str(HERE / script), *extra, KERNEL]
+        p = run(reef_bin, "convert", "--to", "ctf", "-o", str(out), *s)
+        assert p.returncode == 0, p.stderr
+        want = run(reef_bin, "print", *s)
+        got = subprocess.run(["babeltrace2", str(out)], capture_output=True, text=True)
+        assert got.returncode == 0 and got.stderr == "", got.stderr
+        assert got.stdout == want.stdout and got.stdout.count("\n") > 50, script

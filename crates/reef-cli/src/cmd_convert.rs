@@ -1,6 +1,7 @@
-//! `reef convert`: the traces read (window, filter) written for other
-//! tools: a Parquet dataset (`reef_export::parquet`), a Chrome trace, a
-//! Perfetto trace.
+//! `reef convert`: the traces read (window, filter) written again as CTF
+//! traces (`reef_export::ctf`, the default), or for other tools: a
+//! Parquet dataset (`reef_export::parquet`), a Chrome trace, a Perfetto
+//! trace.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +12,9 @@ use crate::source::ReadOpts;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// CTF traces (a directory): the traces cut to the window and the
+    /// filter, whole packets copied byte for byte.
+    Ctf,
     /// A Parquet dataset (a directory; see docs/parquet.md).
     Parquet,
     /// Chrome's Trace Event format (a JSON file) for about:tracing and
@@ -26,12 +30,17 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub read: ReadOpts,
     /// What to write.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, default_value = "ctf")]
     pub to: Format,
-    /// Where: a directory (parquet; created, and added to when it holds
-    /// other traces) or a file.
+    /// Where: a directory (ctf: created, one trace per input trace, at
+    /// its path relative to its input; parquet: created, and added to
+    /// when it holds other traces) or a file.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
+    /// CTF: the version to write (1: CTF 1.8, 2: CTF 2); default: the
+    /// input's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub ctf_version: Option<u32>,
     /// Parquet: rows per row group.
     #[arg(long, default_value_t = 256 * 1024, value_name = "N")]
     pub row_group_rows: usize,
@@ -73,6 +82,9 @@ fn check_key(s: &str) -> Result<String, String> {
 }
 
 pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    if a.to == Format::Ctf {
+        return ctf(a);
+    }
     let src = Source::open(&a.read.options())?;
     let mut activities = match (&a.activity_begin, &a.activity_end) {
         (Some(begin), Some(end)) => {
@@ -117,6 +129,7 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
             }
             stopped
         }
+        Format::Ctf => unreachable!("written by ctf()"),
         Format::ChromeJson => {
             let (events, stopped) =
                 reef_export::chrome::write(src, &a.output, activities.as_mut(), &mut counters)?;
@@ -151,6 +164,63 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
             stopped
         }
     };
+    match stopped {
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The reading `opts` describes written as CTF traces under `out` (see
+/// `reef_export::ctf::write`): the filter is applied per stream by the
+/// writer, which reads each stream on its own.
+pub fn write_ctf(
+    mut opts: reef_read::ReadOptions,
+    out: &std::path::Path,
+    ctf_version: Option<u32>,
+) -> anyhow::Result<(reef_export::ctf::Summary, Option<reef_read::Error>)> {
+    // A script's verdicts (given in time order, after the window and the
+    // filter) are sorted out per stream first.
+    let verdicts = reef_read::script::per_stream(&opts)?;
+    opts.script = None;
+    let filter =
+        match opts.filter.take() {
+            Some(text) => Some(reef_filter::EventFilter::new(&text).map_err(|err| {
+                reef_filter::LocatedError {
+                    what: "filter".into(),
+                    text: text.clone(),
+                    err,
+                }
+            })?),
+            None => None,
+        };
+    let inputs = opts.paths.clone();
+    let src = Source::open(&opts)?;
+    let opts = reef_export::ctf::Options {
+        ctf_version,
+        verdicts,
+    };
+    Ok(reef_export::ctf::write(src, filter, &inputs, out, &opts)?)
+}
+
+/// `--to ctf`.
+fn ctf(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    if a.activity_begin.is_some() || !a.counters.is_empty() {
+        anyhow::bail!("--activity-begin/--activity-end, --counter: not written to CTF (--to parquet, perfetto or chrome-json write them)");
+    }
+    let (sum, stopped) = write_ctf(a.read.options(), &a.output, a.ctf_version)?;
+    eprintln!(
+        "reef: wrote {} trace{} ({} stream files, {} bytes) under {}: {} packets copied, {} written again ({} events, {} laid out anew; {} packets split)",
+        sum.traces,
+        if sum.traces == 1 { "" } else { "s" },
+        sum.files,
+        sum.bytes,
+        a.output.display(),
+        sum.packets_copied,
+        sum.packets_written,
+        sum.events_written,
+        sum.events_relaid,
+        sum.splits
+    );
     match stopped {
         Some(e) => Err(e.into()),
         None => Ok(ExitCode::SUCCESS),

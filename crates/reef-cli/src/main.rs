@@ -237,9 +237,13 @@ enum Command {
     ///
     /// Example: REEF_SAMPLE=cpu-clock:1ms REEF_OUTPUT=t ./app; reef profile --folded t
     Profile(cmd_profile::ProfileArgs),
-    /// Write the traces read (with --begin/--end/--filter) for other tools:
-    /// a Parquet dataset for DuckDB, Spark and `reef sql`, or a Chrome
-    /// trace (JSON) for Perfetto's UI and about:tracing.
+    /// Write the traces read (with --begin/--end/--filter) as CTF traces
+    /// again (the default: a cut of the traces, whole packets copied byte
+    /// for byte), or for other tools: a Parquet dataset for DuckDB, Spark
+    /// and `reef sql`, a Chrome trace (JSON) or a Perfetto trace for
+    /// Perfetto's UI and about:tracing.
+    ///
+    /// Example: reef convert --begin 10:00:00 --end 10:00:05 ~/lttng-traces/my-session -o cut
     ///
     /// Example: reef convert --to parquet -o dataset ~/lttng-traces/my-session/kernel
     Convert(cmd_convert::ConvertArgs),

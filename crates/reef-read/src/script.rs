@@ -204,6 +204,12 @@ pub struct StreamBits {
 }
 
 impl StreamBits {
+    /// No verdicts.
+    pub const EMPTY: StreamBits = StreamBits {
+        words: Vec::new(),
+        len: 0,
+    };
+
     fn push(&mut self, bit: bool) {
         if self.len.is_multiple_of(64) {
             self.words.push(0);
