@@ -164,8 +164,13 @@ def main():
                       [] if rms <= 3 and n >= 0.95 * total else ["RMS %.2f, %d of %d samples in the ten" % (rms, n, total)],
                       "RMS %.2f points over %d samples" % (rms, n))
             _, got, total = side_t[0]
-            only = all(k.split(";")[-1] == "side_burn" for k in got)
-            rep.check("second thread's row: side_burn only", [] if only and total > 0 else [str(got)], "%d samples" % total)
+            # The thread loops in side() calling side_burn(): a sample may
+            # land in side() itself, never in the main thread's functions.
+            leaves = [k.split(";")[-1] for k in got]
+            burn = sum(v for k, v in got.items() if k.split(";")[-1] == "side_burn")
+            only = all(f in ("side_burn", "side") for f in leaves) and burn >= 0.99 * total
+            rep.check("second thread's row: side_burn (its caller side() at most 1 %)",
+                      [] if only and total > 0 else [str(got)], "%d of %d samples in side_burn" % (burn, total))
         else:
             rep.fail("two rows, one with f50 and one with side_burn", [str({k: v[0] for k, v in threads.items()})])
         # Bad parameters.
