@@ -17,10 +17,13 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude reef-sql --no-deps --quiet
 
-cargo build --release --workspace
-cargo test --release --workspace
+# reef-sql (the engine of `reef sql`, DataFusion) builds in its own profile
+# (Cargo.toml, [profile.sql]); it has no unit tests: tests/sql checks it.
+cargo build --release --workspace --exclude reef-sql
+cargo test --release --workspace --exclude reef-sql
+cargo build --profile sql -p reef-sql
 reef="$PWD/target/release/reef"
 fails=0
 if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then
@@ -32,6 +35,10 @@ if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then
         echo "lttng: FAILED"; fails=$((fails + 1))
     fi
     rm -rf "$out"
+fi
+if [ -f tests/lttng-live/run.sh ]; then
+    echo "== LTTng live (lttng-relayd): reef print net://... vs babeltrace2"
+    if bash tests/lttng-live/run.sh "$reef"; then echo "lttng-live: ok"; else echo "lttng-live: FAILED"; fails=$((fails + 1)); fi
 fi
 if [ -f tests/tracer/run.sh ]; then
     echo "== libreef tracer tests"
@@ -52,6 +59,10 @@ fi
 if [ -f tests/export/run.sh ]; then
     echo "== reef convert: Parquet read by DuckDB, pyarrow, polars; Chrome JSON; values vs bt2"
     if bash tests/export/run.sh "$reef"; then echo "export: ok"; else echo "export: FAILED"; fails=$((fails + 1)); fi
+fi
+if [ -f tests/convert/run.sh ]; then
+    echo "== reef convert to CTF: windows, filters, a damaged input, vs babeltrace2"
+    if bash tests/convert/run.sh "$reef"; then echo "convert: ok"; else echo "convert: FAILED"; fails=$((fails + 1)); fi
 fi
 if [ -f tests/sql/run.sh ]; then
     echo "== reef sql: vs reef stats, cputop, syscallstats and DuckDB; formats; errors"
@@ -80,6 +91,10 @@ fi
 if [ -f tests/view/e2e-analyses.mjs ]; then
     echo "== reef view: the Analyses tab in headless Chromium vs lttng-analyses 0.6.1 references"
     if REEF_BIN="$reef" node tests/view/e2e-analyses.mjs; then echo "view analyses e2e: ok"; else echo "view analyses e2e: FAILED"; fails=$((fails + 1)); fi
+fi
+if [ -f tests/view/e2e-profile.mjs ]; then
+    echo "== reef view: sample lanes and the Profile tab in headless Chromium vs babeltrace2 and /api/profile"
+    if REEF_BIN="$reef" node tests/view/e2e-profile.mjs; then echo "view profile e2e: ok"; else echo "view profile e2e: FAILED"; fails=$((fails + 1)); fi
 fi
 if [ -f tests/view/e2e-live.mjs ]; then
     echo "== reef view --live: a libreef program streaming, in headless Chromium, vs babeltrace2"

@@ -7,7 +7,7 @@
 #   bt2_to_parquet.py T out.parquet          (bt2 Python bindings → pyarrow;
 #                                             only the events table's 4 columns)
 #   reef sql DIR 'count per name'            vs  reef stats T   (when reef-sql is built:
-#   reef sql T   'count per name'                                 cargo build --release -p reef-sql)
+#   reef sql T   'count per name'                                 cargo build --profile sql -p reef-sql)
 # Prints a markdown table: wall time, events/s, peak RSS (GNU time).
 #
 #   bash bench/export/run.sh          RUNS=1 by default (the bt2 row takes minutes)
@@ -55,7 +55,7 @@ if [ -z "${SKIP_BT2_PY:-}" ]; then
     measure "bt2 → pyarrow (4 columns)" "$VENV/bin/python3" "$ROOT/bench/export/bt2_to_parquet.py" "$T" "$WORK/out.parquet"
 fi
 measure "reef stats (count per name)" "$REEF" stats "$T"
-if [ -x "$(dirname "$REEF")/reef-sql" ] || command -v reef-sql >/dev/null; then
+if [ -x "$(dirname "$REEF")/reef-sql" ] || [ -x "$(dirname "$REEF")/../sql/reef-sql" ] || command -v reef-sql >/dev/null; then
     measure "reef sql DATASET (count per name)" "$REEF" sql "$WORK/ds" "SELECT name, count(*) FROM events GROUP BY name"
     measure "reef sql TRACE (count per name; converts first)" "$REEF" sql "$T" "SELECT name, count(*) FROM events GROUP BY name"
 fi

@@ -84,7 +84,7 @@ def _paths(paths):
     return [str(p) for p in paths]
 
 
-def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None):
+def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None, gmt=False):
     """The messages of the traces under `paths`, merged in time order.
 
     `begin`/`end`: babeltrace2's `--begin`/`--end` formats (str), or ns from
@@ -92,9 +92,10 @@ def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None):
     language. `keep`: a function of an event, false for the events to skip
     (after `filter`; notices are kept); an exception it raises stops the
     iteration, with a note naming the event. `workers`: decoding threads
-    (default: the CPUs, at most 8).
+    (default: the CPUs, at most 8). `gmt`: read wall-clock `begin`/`end`
+    in UTC rather than the local time zone.
     """
-    return Reading(_paths(paths), begin, end, filter, workers, keep)
+    return Reading(_paths(paths), begin, end, filter, workers, keep, gmt)
 
 
 def load_script(path):

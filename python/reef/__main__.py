@@ -1,9 +1,13 @@
-"""`python -m reef print|activities --script FILE.py ...`: the reading
-commands with a Python script, as `reef print --script` and `reef activities
---script` run them (the `reef` binary hands those command lines to this
-module; it does not link Python itself).
+"""`python -m reef print|activities|keep-bits --script FILE.py ...`: the
+reading commands with a Python script. The `reef` binary does not link
+Python; it runs this module for its `--script` options.
 
-    print:       the script's `keep(event) -> bool` keeps events as `--filter`
+    keep-bits:   the script's `keep(event) -> bool` over a reading, sent as
+                 bits on stdout (frames: a little-endian u32 count of
+                 events, then that many bits, least significant first; a
+                 count of 0 ends); what every reading command's `--script`
+                 asks for (see reef-read's `script.rs`).
+    print:       the script's `keep(event)` keeps events as `--filter`
                  does; output as `reef print`'s (default format).
     activities:  the script's activity decoder (see `reef.activities`);
                  output as `reef activities --json`.
@@ -64,6 +68,69 @@ def cmd_print(a):
     return 0
 
 
+def cmd_keep_bits(a):
+    """One bit per event of the reading: what `keep` says of it."""
+    ns = reef.load_script(a.script)
+    keep = ns.get("keep")
+    if not callable(keep):
+        print(f"reef: error: {a.script}: no keep(event) function", file=sys.stderr)
+        return 2
+    out = sys.stdout.buffer
+    Event = reef.Event
+    frame = bytearray()
+    acc = nbits = 0
+
+    def flush():
+        nonlocal frame, acc, nbits
+        if nbits == 0:
+            return
+        if nbits % 8:
+            frame.append(acc)
+        out.write(nbits.to_bytes(4, "little"))
+        out.write(frame)
+        out.flush()
+        frame = bytearray()
+        acc = nbits = 0
+
+    try:
+        reading = reef.open(*a.paths, begin=a.begin, end=a.end, filter=a.filter,
+                            workers=a.workers, gmt=a.gmt)
+        for m in reading:
+            if type(m) is not Event:
+                continue
+            try:
+                kept = bool(keep(m))
+            except Exception as e:
+                e.reef_event = m
+                raise
+            if kept:
+                acc |= 1 << (nbits % 8)
+            nbits += 1
+            if nbits % 8 == 0:
+                frame.append(acc)
+                acc = 0
+                if nbits == 32768:
+                    flush()
+        flush()
+        out.write(b"\0\0\0\0")
+        out.flush()
+    except reef.Error:
+        # The reading's own error: the command meets it too, after the
+        # same events; end normally.
+        flush()
+        out.write(b"\0\0\0\0")
+        out.flush()
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the script's
+        try:
+            flush()
+        except BrokenPipeError:
+            return 0
+        return script_failed(e)
+    return 0
+
+
 def cmd_activities(a):
     try:
         res = reef.activities(*a.paths, filter=a.filter, start=a.start, stop=a.stop,
@@ -88,6 +155,11 @@ def main(argv=None):
     read_args(pp)
     pp.add_argument("--begin", metavar="TIME")
     pp.add_argument("--end", metavar="TIME")
+    pk = sub.add_parser("keep-bits", help="keep(event) of every event, as bits on stdout")
+    read_args(pk)
+    pk.add_argument("--begin", metavar="TIME")
+    pk.add_argument("--end", metavar="TIME")
+    pk.add_argument("--gmt", action="store_true")
     pa = sub.add_parser("activities", help="activities of the script's decoder, as JSON")
     read_args(pa)
     pa.add_argument("--from", dest="start", metavar="TIME")
@@ -99,7 +171,8 @@ def main(argv=None):
     pa.add_argument("--top", type=int)
     pa.add_argument("--json", action="store_true", help="(always JSON)")
     a = p.parse_args(argv)
-    return {"print": cmd_print, "activities": cmd_activities}[a.cmd](a)
+    cmds = {"print": cmd_print, "activities": cmd_activities, "keep-bits": cmd_keep_bits}
+    return cmds[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,10 @@ pub(crate) fn read_options(
         gmt: false,
         workers,
         filter,
+        script: None,
+        // A live session (`net://...`) is read until it ends (waiting for
+        // it would never return).
+        live_action: reef_read::lttng_live::SessionNotFound::End,
     })
 }
 
@@ -402,7 +406,7 @@ impl Messages {
 #[pymethods]
 impl Messages {
     #[new]
-    #[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None, keep=None))]
+    #[pyo3(signature = (paths, begin=None, end=None, filter=None, workers=None, keep=None, gmt=false))]
     fn new(
         paths: Vec<std::path::PathBuf>,
         begin: Option<&Bound<'_, PyAny>>,
@@ -410,8 +414,10 @@ impl Messages {
         filter: Option<String>,
         workers: Option<usize>,
         keep: Option<Py<PyAny>>,
+        gmt: bool,
     ) -> PyResult<Messages> {
         let mut m = open(paths, begin, end, filter, workers)?;
+        m.opts.gmt = gmt;
         m.keep = keep;
         Ok(m)
     }

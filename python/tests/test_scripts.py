@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import reef
 from conftest import SHARED
 
@@ -73,3 +75,105 @@ def test_missing_package_is_a_clear_error(reef_bin, tmp_path):
                            cwd=tmp_path, env=env)
     if probe.returncode != 0:
         assert p.returncode != 0 and "pip install ./python" in p.stderr
+
+
+# Every reading command takes --script: the reef binary reads the traces
+# itself and asks the package for one verdict per event (keep-bits).
+WINDOW = ["--begin", "1412670962.5", "--end", "1412670965"]
+COMMANDS = [
+    ["print"],
+    ["print", "--names", "all", "--fields", "all", "--clock-seconds"],
+    ["print", *WINDOW],
+    ["stats", "--json"],
+    ["check"],
+    ["cputop", "--lami"],
+    ["schedlog", "--lami"],
+    ["periods", "--period", 'sw : $evt.$name == "sched_switch"', "--freq", "--json", *WINDOW],
+]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_every_command_script_equals_filter(reef_bin, cmd):
+    s = run(reef_bin, *cmd, "--script", str(HERE / "keep_sched_cpu1.py"), KERNEL)
+    f = run(reef_bin, *cmd, "--filter", FILTER, KERNEL)
+    assert s.returncode == f.returncode == 0, s.stderr + f.stderr
+    assert s.stdout == f.stdout and len(s.stdout) > 100
+
+
+def test_convert_script_equals_filter(reef_bin, tmp_path):
+    outs = []
+    for opt in (["--script", str(HERE / "keep_sched_cpu1.py")], ["--filter", FILTER]):
+        out = tmp_path / f"{len(outs)}.json"
+        p = run(reef_bin, "convert", "--to", "chrome-json", "-o", str(out), *opt, KERNEL)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(out.read_text()))
+    assert outs[0] == outs[1] and len(outs[0]["traceEvents"]) > 100
+
+
+def test_stateful_script_runs_once_per_reading(reef_bin, tmp_path):
+    """The verdicts of a counting script, in the reading's order, equal the
+    Python API's; a two-pass command (--freq) loads the script once."""
+    ns = reef.load_script(HERE / "every_third_switch.py")
+    exp = [str(m) for m in reef.open(KERNEL, keep=ns["keep"], begin=WINDOW[1], end=WINDOW[3])]
+    loads = tmp_path / "loads"
+    env = {**ENV, "REEF_TEST_LOADS": str(loads)}
+    script = ["--script", str(HERE / "every_third_switch.py")]
+    p = subprocess.run([reef_bin, "print", *script, *WINDOW, KERNEL], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == exp and len(exp) > 50
+    assert loads.read_text() == "loaded\n"
+    loads.unlink()
+    p = subprocess.run([reef_bin, "periods", "--period", 'sw : $evt.$name == "sched_switch"',
+                        "--freq", "--json", *script, KERNEL], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0, p.stderr
+    assert loads.read_text() == "loaded\n"
+    # Periods from each kept switch to the next: one fewer than kept.
+    n = sum(1 for m in reef.open(KERNEL) if m.name == "sched_switch")
+    [(name, buckets)] = json.loads(p.stdout)["freq"]
+    assert name == "sw" and sum(b["count"] for b in buckets) == (n + 2) // 3 - 1
+
+
+def test_view_script(reef_bin, tmp_path):
+    """`reef view --script`: the traces are cut to the script's events
+    first; the view's statistics equal `reef stats --script`'s, and the
+    cut traces go when the server stops."""
+    import signal
+    import time
+    import urllib.request
+    script = ["--script", str(HERE / "every_third_switch.py"), *WINDOW]
+    env = {**ENV, "TMPDIR": str(tmp_path)}
+    p = subprocess.Popen([reef_bin, "view", "--port", "0", *script, KERNEL],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = p.stdout.readline().strip()
+        assert url.startswith("http://"), p.stderr.read()
+        get = lambda path: json.load(urllib.request.urlopen(url + path, timeout=30))
+        deadline = time.time() + 60
+        while (info := get("api/info"))["state"] == "building" and time.time() < deadline:
+            time.sleep(0.1)
+        assert info["state"] == "ready", info
+        assert any(d.name.startswith("reef-view-script-") for d in tmp_path.iterdir())
+        got = get(f"api/stats?from=0&to={info['end'] + 1}")
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+    want = json.loads(run(reef_bin, "stats", "--json", *script, KERNEL).stdout)
+    assert got["events"] == want["events"] and got["event_names"] == want["event_names"], (got, want)
+    assert want["events"] > 50
+    assert not any(d.name.startswith("reef-view-script-") for d in tmp_path.iterdir())
+def test_convert_ctf_script(reef_bin, tmp_path):
+    """`reef convert --to ctf --script`: the writer reads stream by stream,
+    the script's verdicts come in time order (sorted out per stream first);
+    babeltrace2 reads the output as the events `reef print --script` keeps,
+    for a filter-like script in a window and for a counting one."""
+    for script, extra in (("keep_sched_cpu1.py", WINDOW), ("every_third_switch.py", [])):
+        out = tmp_path / script
+        s = ["--script", str(HERE / script), *extra, KERNEL]
+        p = run(reef_bin, "convert", "--to", "ctf", "-o", str(out), *s)
+        assert p.returncode == 0, p.stderr
+        want = run(reef_bin, "print", *s)
+        got = subprocess.run(["babeltrace2", str(out)], capture_output=True, text=True)
+        assert got.returncode == 0 and got.stderr == "", got.stderr
+        assert got.stdout == want.stdout and got.stdout.count("\n") > 50, script

@@ -413,9 +413,12 @@ def check_chrome(trace, tmp, calls=None):
 
 # --- Perfetto ------------------------------------------------------------------
 
-FTRACE = {"sched_switch", "sched_wakeup", "sched_waking", "sched_wakeup_new", "sched_process_fork",
-          "sched_process_exec", "sched_process_exit", "sched_process_free", "irq_handler_entry",
-          "irq_handler_exit", "softirq_entry", "softirq_exit"}
+# LTTng kernel event name -> the ftrace event Perfetto parses.
+FTRACE = {n: n for n in ["sched_switch", "sched_wakeup", "sched_waking", "sched_wakeup_new",
+                         "sched_process_fork", "sched_process_exec", "sched_process_exit",
+                         "sched_process_free", "irq_handler_entry", "irq_handler_exit",
+                         "softirq_entry", "softirq_exit"]}
+FTRACE.update(power_cpu_idle="cpu_idle", power_cpu_frequency="cpu_frequency")
 _trace_class = []
 
 
@@ -457,7 +460,7 @@ def check_perfetto(trace, tmp, calls=None):
         t.ParseFromString(f.read())
     tracks, instants, seqs = {}, [], set()
     slices = defaultdict(list)
-    ftrace, switches = Counter(), []
+    ftrace, switches, power = Counter(), [], []
     bad_order = 0
     for i, p in enumerate(t.packet):
         seqs.add(p.trusted_packet_sequence_id)
@@ -481,6 +484,9 @@ def check_perfetto(trace, tmp, calls=None):
                 if k == "sched_switch":
                     sw = fe.sched_switch
                     switches.append((fe.timestamp, sw.prev_pid, sw.next_pid))
+                elif k in ("cpu_idle", "cpu_frequency"):
+                    pe = getattr(fe, k)
+                    power.append((fe.timestamp, k, pe.state, pe.cpu_id))
     check(seqs <= {1}, f"{trace}: perfetto: packets on sequences {seqs}")
     check(bad_order == 0, f"{trace}: perfetto: {bad_order} ftrace events before the one they follow in a bundle")
     ref = compare_instants(trace, path, "perfetto", [(n, ts, a) for (n, ts, a, _) in instants])
@@ -510,11 +516,67 @@ def check_perfetto(trace, tmp, calls=None):
     if ref is not None:
         # LTTng kernel events (a kernel trace's names have no provider
         # prefix): one ftrace event each.
-        want = Counter(n for (n, _, _) in ref if n in FTRACE)
+        want = Counter(FTRACE[n] for (n, _, _) in ref if n in FTRACE)
         check(dict(ftrace) == dict(want), f"{trace}: perfetto: ftrace events per kind {dict(ftrace)}, "
               f"bt2 events per name {dict(want)}")
         want_sw = sorted((ns, c["prev_tid"], c["next_tid"]) for (n, ns, c) in ref if n == "sched_switch")
         check(sorted(switches) == want_sw, f"{trace}: perfetto: sched_switch times and threads differ from bt2's")
+        want_pw = sorted((ns, FTRACE[n], c["state"], c["cpu_id"]) for (n, ns, c) in ref
+                         if n in ("power_cpu_idle", "power_cpu_frequency"))
+        check(sorted(power) == want_pw, f"{trace}: perfetto: cpu_idle/cpu_frequency events differ from bt2's "
+              f"({len(power)} vs {len(want_pw)})")
+
+
+# --- Counters (--counter) in the Perfetto and Chrome outputs ----------------------
+
+# Per trace: a numeric field to follow.
+COUNTERS = {
+    "kernel-traces/uneven-streams": ("kmem_mm_page_alloc", "order"),
+    "kernel-traces/bug446190": ("kmem_kmalloc", "bytes_alloc"),
+}
+
+
+def check_counters(trace, tmp):
+    """`--counter NAME=EVENT:FIELD`: one counter value per bt2 event of that
+    name, at its time, with its field's value; Perfetto's on counter tracks
+    (a CounterDescriptor, under a process track), Chrome's as `C` events."""
+    path = os.path.join(SHARED, trace)
+    event, field = COUNTERS[trace]
+    ref = bt2_events_safe(path)
+    if ref is None:
+        return
+    want = sorted((ns, c[field]) for (n, ns, c) in ref if n == event)
+    check(len(want) > 100, f"{trace}: too few {event} events to compare ({len(want)})")
+    spec = ["--counter", f"k={event}:{field}"]
+    out = os.path.join(tmp, "counter.json")
+    r = reef("convert", "--to", "chrome-json", "-o", out, *spec, path)
+    check(r.returncode == 0, f"{trace}: convert --to chrome-json --counter exit {r.returncode}: {r.stderr}")
+    with open(out) as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    origin = doc["otherData"]["reef_origin_ns"]
+    got = sorted((int(decimal.Decimal(e["ts"]) * 1000) + origin, e["args"]["value"])
+                 for e in doc["traceEvents"] if e["ph"] == "C" and e["name"] == "k")
+    check(got == want, f"{trace}: chrome: counter values differ from bt2's ({len(got)} vs {len(want)})")
+    out = os.path.join(tmp, "counter.pftrace")
+    r = reef("convert", "--to", "perfetto", "-o", out, *spec, path)
+    check(r.returncode == 0, f"{trace}: convert --to perfetto --counter exit {r.returncode}: {r.stderr}")
+    t = perfetto_trace_class()()
+    with open(out, "rb") as f:
+        t.ParseFromString(f.read())
+    tracks, got = {}, []
+    for p in t.packet:
+        kind = p.WhichOneof("data")
+        if kind == "track_descriptor":
+            tracks[p.track_descriptor.uuid] = p.track_descriptor
+        elif kind == "track_event" and p.track_event.type == 4:  # TYPE_COUNTER
+            e = p.track_event
+            v = e.counter_value if e.HasField("counter_value") else e.double_counter_value
+            got.append((p.timestamp, v, e.track_uuid))
+    check(sorted((ts, v) for ts, v, _ in got) == want,
+          f"{trace}: perfetto: counter values differ from bt2's ({len(got)} vs {len(want)})")
+    ok = all(u in tracks and tracks[u].HasField("counter") and tracks[u].name == "k"
+             and tracks[tracks[u].parent_uuid].HasField("process") for _, _, u in got)
+    check(ok, f"{trace}: perfetto: a counter value not on a named counter track under a process")
 
 
 # --- Activities in the Perfetto and Chrome outputs -------------------------------
@@ -582,6 +644,17 @@ def check_activities(trace, tmp):
                 open_ = None
     check(bad == 0, f"{trace}: perfetto: {bad} activity slices overlap on a track or end unbegun")
     check(sorted(got) == want, f"{trace}: perfetto activities differ from reef activities' log ({len(got)} vs {len(want)})")
+    # Parquet: the `activities` table, read by DuckDB.
+    out = os.path.join(tmp, "act-parquet-" + os.path.basename(trace))
+    r = reef("convert", "--to", "parquet", "-o", out, "--activity-name", "irq", *ACT, path)
+    check(r.returncode == 0, f"{trace}: convert --to parquet with activities exit {r.returncode}: {r.stderr}")
+    rows = duckdb.connect().execute(
+        "SELECT ts, end_ts, \"group\", dur, name, lane FROM read_parquet(?, hive_partitioning = true)",
+        [os.path.join(out, "activities", "**", "*.parquet")]).fetchall()
+    check(sorted((b, e, g) for b, e, g, _, _, _ in rows) == want,
+          f"{trace}: parquet activities differ from reef activities' log ({len(rows)} vs {len(want)})")
+    check(all(b + d == e and n == "irq" and ln.startswith(g) for b, e, g, d, n, ln in rows),
+          f"{trace}: parquet activities: dur, name or lane inconsistent")
 
 
 def main():
@@ -593,6 +666,8 @@ def main():
             check_perfetto(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
             if trace in KERNEL:
                 check_activities(trace, tmp)
+            if trace in COUNTERS:
+                check_counters(trace, tmp)
     if skipped:
         print(f"bt2 (2.0.4) cannot read {len(skipped)} trace(s), values not compared: {' '.join(skipped)}")
     print(f"{cells} field values compared with bt2")

@@ -18,7 +18,8 @@
   that is not a dataset, a missing engine): a message naming the problem,
   exit status 1, no panic.
 
-Usage: check.py REEF (from the repository root; reef-sql beside REEF).
+Usage: check.py REEF (from the repository root; reef-sql beside REEF or in
+../sql/ from it, where `cargo build --profile sql -p reef-sql` puts it).
 """
 
 import csv
@@ -281,6 +282,8 @@ def check_errors(ds, tmp):
     check_error(["--begin", "0", ds, "SELECT 1"], r"a dataset: --begin", "window on a dataset")
     # reef-sql itself on a directory that is not a dataset.
     engine = os.path.join(os.path.dirname(REEF), "reef-sql")
+    if not os.path.isfile(engine):
+        engine = os.path.join(os.path.dirname(REEF), "..", "sql", "reef-sql")
     r = subprocess.run([engine, tmp + "/nothing-here", "SELECT 1"], capture_output=True, text=True)
     check(r.returncode == 1 and "nothing-here" in r.stderr, f"reef-sql on a missing directory: {r.stderr}")
     os.makedirs(os.path.join(tmp, "empty"), exist_ok=True)
@@ -293,7 +296,7 @@ def check_errors(ds, tmp):
     env = {k: v for k, v in os.environ.items() if k != "REEF_SQL"}
     env["PATH"] = "/usr/bin:/bin"
     r = subprocess.run([os.path.join(lone, "reef"), "sql", ds, "SELECT 1"], capture_output=True, text=True, env=env)
-    check(r.returncode == 1 and "cargo build --release -p reef-sql" in r.stderr,
+    check(r.returncode == 1 and "cargo build --profile sql -p reef-sql" in r.stderr,
           f"no engine: exit {r.returncode}: {r.stderr}")
 
 

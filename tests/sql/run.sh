@@ -2,12 +2,13 @@
 # reef sql checked against independent sources: `reef stats` counts,
 # `reef cputop`/`reef syscallstats` (LAMI), and DuckDB (PyPI, the same pin
 # as tests/export) running the same SQL over the same dataset. See check.py.
-# Usage: tests/sql/run.sh [REEF]   (reef-sql is looked for beside REEF; built when missing)
+# Usage: tests/sql/run.sh [REEF]   (reef-sql is looked for beside REEF and in
+# target/sql, where `cargo build --profile sql -p reef-sql` puts it; built when missing)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 reef="${1:-$PWD/target/release/reef}"
-if [ ! -x "$(dirname "$reef")/reef-sql" ]; then
-    cargo build --release -q -p reef-sql
+if [ ! -x "$(dirname "$reef")/reef-sql" ] && [ ! -x "$(dirname "$reef")/../sql/reef-sql" ]; then
+    cargo build --profile sql -q -p reef-sql
 fi
 venv="${REEF_EXPORT_VENV:-/tmp/reef-export-venv}"
 if ! "$venv/bin/python3" -c 'import duckdb' 2>/dev/null; then

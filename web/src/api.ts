@@ -415,3 +415,38 @@ export function getActivities(
   if (def.kind === 'periods') return get<ActivitiesAnswer>('periods', { periods: def.periods.join('\n'), from, to, ...opts }, signal);
   return get<ActivitiesAnswer>('activities', { begin: def.begin, end: def.end, key: def.key || undefined, from, to, ...opts }, signal);
 }
+
+// --- Profiles (the flame chart) ----------------------------------------------------------------
+
+/** A frame of /api/profile's call tree: its weight with its callees (`total`) and its own (`self`). */
+export interface ProfileFrame {
+  name: string;
+  total: number;
+  self: number;
+  children: ProfileFrame[];
+}
+
+export interface ProfileAnswer {
+  from: number;
+  to: number;
+  row: number | null;
+  /** What the weights count: samples, function self time (ns), events by where they were emitted; null: nothing. */
+  measure: 'samples' | 'time' | 'events' | null;
+  unit: string | null;
+  total: number;
+  samples: number;
+  function_events: number;
+  unmatched_exits: number;
+  unfinished: number;
+  /** Objects whose file was not found (their addresses show as offsets). */
+  missing_objects: string[];
+  frames: number;
+  /** Frames left out (the smallest, beyond the answer's limit). */
+  pruned: number;
+  root: ProfileFrame;
+  error: string | null;
+}
+
+export function getProfile(from: number, to: number, row: number | null, signal?: AbortSignal): Promise<ProfileAnswer> {
+  return get<ProfileAnswer>('profile', { from, to, row }, signal);
+}

@@ -4,6 +4,7 @@
 
 import { Activities, ActivitiesTab, DefinitionsPanel } from './activity';
 import { AnalysesPanel } from './analyses';
+import { FlameTab } from './flame';
 import {
   getEvents,
   getInfo,
@@ -46,6 +47,7 @@ let list: EventList;
 const stats = new StatsPanel(byId('stats'), state);
 const analyses = new AnalysesPanel(byId('analyses'), state, (a) => showInterval(a));
 const acts = new Activities(state);
+const flame = new FlameTab(byId('flame-panel'), state);
 
 const timeline = new Timeline(
   byId<HTMLCanvasElement>('timeline'),
@@ -62,6 +64,7 @@ const timeline = new Timeline(
       stats.schedule();
       analyses.rangeChanged();
       actsTab.schedule();
+      flame.schedule();
       saveUrl();
       updateButtons();
     },
@@ -125,6 +128,7 @@ state.on('range', () => {
   stats.schedule();
   analyses.rangeChanged();
   actsTab.schedule();
+  flame.schedule();
   updateButtons();
   timeline.rangeChanged();
 });
@@ -221,6 +225,7 @@ const tabs: [HTMLElement, HTMLElement][] = [
   [byId('tab-events'), byId('event-list')],
   [byId('tab-activities'), byId('activities')],
   [byId('tab-analyses'), byId('analyses')],
+  [byId('tab-profile'), byId('flame-panel')],
 ];
 function showTab(tab: HTMLElement): void {
   for (const [t, panel] of tabs) {
@@ -233,6 +238,7 @@ function showTab(tab: HTMLElement): void {
   if (status) status.hidden = tab.id !== 'tab-events';
   analyses.setShown(tab.id === 'tab-analyses');
   actsTab.setShown(tab.id === 'tab-activities');
+  flame.setShown(tab.id === 'tab-profile');
 }
 for (const [t] of tabs) t.addEventListener('click', () => showTab(t));
 
@@ -253,9 +259,15 @@ async function loadRows(): Promise<void> {
   }
 }
 
+/** Samples, function entries or exits among the classes (the Profile tab's matter). */
+function hasProfile(info: Info): boolean {
+  return info.classes.some((c) => c === 'reef:sample' || c.endsWith(':func_entry'));
+}
+
 function showHeader(info: Info): void {
   arrowsBtn.hidden = !info.kernel;
   byId('tab-analyses').hidden = !info.kernel;
+  byId('tab-profile').hidden = !hasProfile(info);
   byId('traces').textContent = info.traces.map((t) => t.name).join(', ');
   byId('traces').title = info.traces.map((t) => t.path).join('\n');
   byId('summary').textContent = `${formatCount(info.events)} events · ${formatDuration(info.end)}${info.kernel ? ' · kernel' : ''}`;
@@ -488,7 +500,8 @@ function busy(): boolean {
     analyses.busy() ||
     urlTimer !== null ||
     actsPanel.busy() ||
-    actsTab.busy()
+    actsTab.busy() ||
+    flame.busy()
   );
 }
 
@@ -512,7 +525,7 @@ const reefView = {
   /** Client coordinates of time t on the timeline. */
   timeToClientX: (t: number) => timeline.timeToClientX(t),
   /** Client y of a row's bar or marks (scrolling it into view), or null. */
-  rowClientY: (id: number, part: 'bar' | 'mark' = 'bar') => timeline.rowClientY(id, part),
+  rowClientY: (id: number, part: 'bar' | 'mark' | 'sample' = 'bar') => timeline.rowClientY(id, part),
   /** All rows as /api/rows gives them. */
   allRows: () => state.rows,
   /** The selected event. */
@@ -527,8 +540,14 @@ const reefView = {
   /** The wakeup arrows drawn. */
   arrows: () => timeline.arrowsNow(),
   filterId: () => state.filterId,
-  /** Opens a tab under the timeline: 'events', 'activities' or 'analyses'. */
-  showTab: (name: 'events' | 'activities' | 'analyses') => showTab(byId(`tab-${name}`)),
+  /** Opens a tab under the timeline: 'events', 'activities', 'analyses' or 'profile'. */
+  showTab: (name: 'events' | 'activities' | 'analyses' | 'profile') => showTab(byId(`tab-${name}`)),
+  /** The Profile tab's frames as drawn (client coordinates) and its answer; `profileRow(id)` chooses its row (null: all). */
+  flameFrames: () => flame.drawnNow(),
+  flameAnswer: () => flame.answerNow(),
+  profileRow: (id: number | null) => flame.setRow(id),
+  /** Sample ticks drawn per row: [{row, x, count}] in client coordinates. */
+  sampleTicks: () => timeline.sampleTicksNow(),
   /** The CPU usage chart's data: per CPU, busy ns per bucket from bucket j0 at res. */
   cpuUsage: () => analyses.usage,
   /** Live: when each newer end of the trace was first on screen (wall ms, ns from the origin). */

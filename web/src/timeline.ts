@@ -8,6 +8,11 @@
 // requestAnimationFrame and only when something changed; fetching is
 // debounced while the view moves, and meanwhile whatever level is cached is
 // drawn scaled (see tiles.ts).
+//
+// Samples (`reef:sample`) also get a lane of their own at the bottom of
+// their row: dark ticks from the marks of a filter keeping only them (so
+// exact counts at every zoom level, as the other marks), apart from the
+// ordinary marks' coloured blocks.
 
 import { distToSegment, drawArrow } from './draw';
 import {
@@ -20,6 +25,7 @@ import {
   getEvent,
   getWindow,
   isAbort,
+  makeFilter,
   type Arrow,
   type Bucket,
   type EventLine,
@@ -161,6 +167,15 @@ export class Timeline {
   private historyIndex = -1;
   private overlay: Overlay | null = null;
   private historyTimer: number | null = null;
+  /** The marks of the samples alone: a filter of /api/filter, its tiles, and whether it is complete. */
+  private samples: { id: number | null; ready: boolean; asking: boolean; cache: TileCache } = {
+    id: null,
+    ready: false,
+    asking: false,
+    cache: new TileCache(() => this.invalidate()),
+  };
+  /** Sample ticks drawn in the last frame (for tests). */
+  private sampleTicks: { row: number; x: number; count: number }[] = [];
 
   constructor(
     private canvas: HTMLCanvasElement,
@@ -364,6 +379,9 @@ export class Timeline {
       !this.rafPending &&
       this.fetchTimer === null &&
       !this.cache.busy() &&
+      !this.samples.cache.busy() &&
+      !this.samples.asking &&
+      !(this.hasSamples() && !this.samples.ready) &&
       this.arrowsController === null &&
       this.countsController === null &&
       this.tipTimer === null &&
@@ -382,6 +400,12 @@ export class Timeline {
   rangeCountsNow(): Record<number, number> | null {
     const c = this.rangeCounts?.range === this.state.range ? this.rangeCounts?.counts : null;
     return c ? Object.fromEntries(c) : null;
+  }
+
+  /** Sample ticks of the last frame: row, client x, samples under the tick. */
+  sampleTicksNow(): { row: number; x: number; count: number }[] {
+    const r = this.canvas.getBoundingClientRect();
+    return this.sampleTicks.map((t) => ({ row: t.row, x: r.left + t.x, count: t.count }));
   }
 
   /** The wakeup arrows drawn now (none when hidden or too many). */
@@ -408,13 +432,18 @@ export class Timeline {
    * Client y of a row's bar (`part` = 'bar') or marks ('mark'), scrolling
    * the row into view first; null if the row is not shown.
    */
-  rowClientY(id: number, part: 'bar' | 'mark' = 'bar'): number | null {
+  rowClientY(id: number, part: 'bar' | 'mark' | 'sample' = 'bar'): number | null {
     const i = this.lineOfRow.get(id);
     if (i === undefined) return null;
     this.scrollToLine(i);
     const row = this.lines[i]!.row!;
     const bands = this.bands(row);
-    const band = part === 'mark' && bands.markH ? [bands.markY, bands.markH] : [bands.barY, bands.barH];
+    const band =
+      part === 'sample' && bands.sampleH
+        ? [bands.sampleY!, bands.sampleH]
+        : part === 'mark' && bands.markH
+          ? [bands.markY, bands.markH]
+          : [bands.barY, bands.barH];
     const r = this.canvas.getBoundingClientRect();
     return r.top + AXIS_H + i * ROW_H - this.scrollY + band[0]! + band[1]! / 2;
   }
@@ -486,9 +515,10 @@ export class Timeline {
   }
 
   /** Vertical bands inside a row for its marks and its bar. */
-  private bands(row: Row): { markY: number; markH: number; barY: number; barH: number } {
+  private bands(row: Row): { markY: number; markH: number; barY: number; barH: number; sampleY?: number; sampleH?: number } {
     const s = this.hasState(row);
     const m = this.hasMarks(row);
+    if (m && !s && this.hasSamples()) return { markY: 2, markH: 10, barY: 0, barH: 0, sampleY: 14, sampleH: 7 };
     if (s && m) return { markY: 2, markH: 7, barY: 10, barH: 10 };
     if (s) return { markY: 0, markH: 0, barY: 5, barH: 12 };
     return { markY: 5, markH: 12, barY: 0, barH: 0 };
@@ -591,10 +621,49 @@ export class Timeline {
       }
     }
     this.cache.want(needs, this.state.filterId, this.state.generation, info.end, info.state !== 'building');
+    if (this.hasSamples()) this.fetchSamples(needs, info.end, info.state !== 'building');
     this.wantedEnd = Math.min(info.end, this.to);
     this.fetchArrows();
     this.fetchRangeCounts();
     this.overlay?.viewChanged(Math.max(0, Math.floor(this.from)), Math.ceil(this.to), this.plotW());
+  }
+
+  /** The trace has samples (`reef:sample`, a class of libreef's traces). */
+  private hasSamples(): boolean {
+    return !!this.state.info?.classes.includes('reef:sample');
+  }
+
+  /** The samples' own marks: the filter made once, asked again until built, then its tiles. */
+  private fetchSamples(needs: Need[], end: number, complete: boolean): void {
+    const s = this.samples;
+    if (!s.ready) {
+      if (s.asking) return;
+      s.asking = true;
+      makeFilter('$evt.$name == "reef:sample"', [], [])
+        .then((f) => {
+          if (f.id !== s.id) s.cache.clear();
+          s.id = f.id;
+          s.ready = f.state !== 'building';
+          // Its tiles while it builds would be incomplete: drawn once built.
+          if (!s.ready) window.setTimeout(() => this.viewMoved(false), 300);
+          else this.viewMoved(false);
+        })
+        .catch((e: unknown) => {
+          if (!isAbort(e)) console.warn('samples filter:', e);
+        })
+        .finally(() => {
+          s.asking = false;
+        });
+      return;
+    }
+    const rows = needs.map((n) => ({
+      ...n,
+      rows: n.rows.filter((id) => {
+        const r = this.state.rowById.get(id);
+        return !!r && this.hasMarks(r) && !this.hasState(r);
+      }),
+    }));
+    s.cache.want(rows, s.id, this.state.generation, end, complete);
   }
 
   /** The overlay's geometry in client coordinates (for tests). */
@@ -709,6 +778,7 @@ export class Timeline {
 
     const [a, b] = this.visibleLineRange();
     const k = this.level();
+    this.sampleTicks = [];
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, AXIS_H, this.plotW(), this.plotH());
@@ -744,8 +814,7 @@ export class Timeline {
   }
 
   /** The segments that cover the view for a row, from the best cached level. */
-  private segments(rowId: number, k: number): Segment[] {
-    const filter = this.state.filterId;
+  private segments(rowId: number, k: number, cache = this.cache, filter = this.state.filterId): Segment[] {
     const res = 2 ** k;
     const span = TILE * res;
     const end = Math.min(this.to, (this.state.info?.end ?? 0) + 1);
@@ -763,7 +832,7 @@ export class Timeline {
     for (let tile = a; tile <= b; tile++) {
       const lo = tile * span;
       const hi = lo + span;
-      const d = this.cache.get(filter, k, tile)?.get(rowId);
+      const d = cache.get(filter, k, tile)?.get(rowId);
       if (d) {
         push(d.b, d.res, lo, hi);
         continue;
@@ -772,7 +841,7 @@ export class Timeline {
       let found = false;
       for (let kk = k + 1; kk <= k + 12 && !found; kk++) {
         const pt = Math.floor(tile / 2 ** (kk - k));
-        const pd = this.cache.get(filter, kk, pt)?.get(rowId);
+        const pd = cache.get(filter, kk, pt)?.get(rowId);
         if (pd) {
           push(pd.b, pd.res, lo, hi);
           found = true;
@@ -782,7 +851,7 @@ export class Timeline {
         const n = 2 ** (k - kk);
         const parts = [];
         for (let c = 0; c < n; c++) {
-          const cd = this.cache.get(filter, kk, tile * n + c)?.get(rowId);
+          const cd = cache.get(filter, kk, tile * n + c)?.get(rowId);
           if (!cd) break;
           parts.push(cd);
         }
@@ -884,6 +953,49 @@ export class Timeline {
       }
     }
     if (bands.markH) this.drawMarks(segs, y + bands.markY, bands.markH);
+    if (bands.sampleH && this.samples.ready && this.samples.id !== null) {
+      this.drawSamples(row.id, this.segments(row.id, k, this.samples.cache, this.samples.id), y + bands.sampleY!, bands.sampleH);
+    }
+  }
+
+  /**
+   * A row's samples: a dark tick per pixel holding some, its height and
+   * darkness growing with how many (relative to the most in one pixel of
+   * the view's rows).
+   */
+  private drawSamples(rowId: number, segs: Segment[], sy: number, sh: number): void {
+    const ctx = this.ctx;
+    const scale = this.scale();
+    const xs: number[] = [];
+    const counts: number[] = [];
+    for (const s of segs) {
+      const b = s.b;
+      const res = s.res;
+      let i = Math.max(0, bucketAt(b, res, s.lo));
+      for (; i < b.length; i++) {
+        const bk = b[i]!;
+        const bs = bk[B_J] * res;
+        if (bs >= s.hi) break;
+        if (bk[B_COUNT] === 0 || bs + res <= s.lo) continue;
+        const px = Math.floor(LABEL_W + (Math.max(bs, s.lo) + Math.min(res, s.hi - bs) / 2 - this.from) * scale);
+        const n = xs.length;
+        if (n && xs[n - 1] === px) counts[n - 1]! += bk[B_COUNT];
+        else {
+          xs.push(px);
+          counts.push(bk[B_COUNT]);
+        }
+      }
+    }
+    ctx.fillStyle = 'rgba(40,60,150,0.09)';
+    ctx.fillRect(LABEL_W, sy, this.plotW(), sh);
+    const max = Math.max(1, ...counts);
+    for (let i = 0; i < xs.length; i++) {
+      const f = Math.log1p(counts[i]!) / Math.log1p(max);
+      const h = Math.max(2, Math.round(sh * (0.35 + 0.65 * f)));
+      ctx.fillStyle = `rgba(20,28,90,${(0.5 + 0.5 * f).toFixed(2)})`;
+      ctx.fillRect(xs[i]!, sy + sh - h, 1, h);
+      this.sampleTicks.push({ row: rowId, x: xs[i]!, count: counts[i]! });
+    }
   }
 
   private drawMarks(segs: Segment[], my: number, mh: number): void {
@@ -1044,7 +1156,16 @@ export class Timeline {
       ctx.fillStyle = '#1d2430';
       let text = line.label;
       if (line.kind === 'group' && line.collapsed && line.children) text += ` (${line.children})`;
-      ctx.fillText(text, x + 12, y + ROW_H / 2, LABEL_W - x - 16);
+      const lane = line.row ? this.bands(line.row).sampleH : undefined;
+      ctx.fillText(text, x + 12, y + ROW_H / 2, LABEL_W - x - (lane ? 62 : 16));
+      if (lane) {
+        // What the lane under the marks is.
+        ctx.font = '9px sans-serif';
+        ctx.fillStyle = '#2a3570';
+        ctx.textAlign = 'right';
+        ctx.fillText('samples ▸', LABEL_W - 5, y + ROW_H / 2 + 2);
+        ctx.textAlign = 'left';
+      }
     }
     ctx.restore();
     ctx.fillStyle = '#c8ccd2';

@@ -90,7 +90,8 @@ pub fn analyse<A: Analysis>(
             None => None,
         })
     };
-    let stopped = if opts.filter.is_none() && skim::can_read(src.cursors()) {
+    let stopped = if opts.filter.is_none() && opts.script.is_none() && skim::can_read(src.cursors())
+    {
         skim::for_each_event(src.into_streams()?, interest, |ev| {
             Ok::<_, AnalyseError>(match feed(ev)? {
                 Some(range) => skim::Next::Go(range),

@@ -75,6 +75,7 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
         gmt: false,
         workers: a.workers,
         filter: a.filter.clone(),
+        ..Default::default()
     };
     let spec = ActivitySpec {
         begin: a.begin.clone().unwrap_or_default(),

@@ -40,12 +40,6 @@ pub struct PrintArgs {
     /// When to colour the output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorWhen,
-    /// Keep the events for which the Python script's `keep(event)` is true
-    /// (after --filter), through the reef Python package (`python3 -m
-    /// reef`); the default format only.
-    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["clock_seconds", "clock_date",
-        "clock_gmt", "clock_cycles", "no_delta", "names", "fields"])]
-    pub script: Option<std::path::PathBuf>,
 }
 
 pub fn options(a: &PrintArgs) -> anyhow::Result<Options> {
@@ -72,14 +66,45 @@ pub fn options(a: &PrintArgs) -> anyhow::Result<Options> {
 }
 
 pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = crate::source::list_sessions(&a.read)? {
+        return Ok(code);
+    }
     let opts = options(a)?;
     let mut read = a.read.options();
     read.gmt = a.clock_gmt;
+    let warn_color = crate::output::term_color_support();
+    let mut pretty = Pretty::new(opts.clone());
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if let Some(url) = crate::source::live_session(&a.read)? {
+        // A live session: each epoch's events as soon as they are known
+        // to come before any later one (see `reef_read::lttng_live`).
+        let mut live = reef_read::lttng_live::LiveRead::open(&url, read.live_action, &read)?;
+        while let Some(mut src) = live.next_source()? {
+            print_source(&mut src, &opts, &mut pretty, &mut out, warn_color, false)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut src = Source::open(&read)?;
-    let progress = Progress::start(
-        &mut src,
-        std::io::IsTerminal::is_terminal(&std::io::stdout()),
-    );
+    print_source(&mut src, &opts, &mut pretty, &mut out, warn_color, true)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints every message of `src` (`pretty` keeps the previous event's
+/// time for the deltas across sources).
+fn print_source(
+    src: &mut Source,
+    opts: &Options,
+    pretty: &mut Pretty,
+    out: &mut std::io::StdoutLock<'_>,
+    warn_color: bool,
+    bar: bool,
+) -> anyhow::Result<()> {
+    let progress = if bar {
+        Progress::start(src, std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    } else {
+        Progress::start(src, true)
+    };
     // Worker threads format the events; this thread adds the timestamps
     // and deltas (which depend on the merged order) and writes.
     let label_of: std::collections::HashMap<usize, TraceLabel> = src
@@ -96,10 +121,6 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
             last: None,
         }) as Box<dyn reef_iter::parallel::Render>
     }));
-    let warn_color = crate::output::term_color_support();
-    let mut pretty = Pretty::new(opts);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 17);
     let result = (|| -> anyhow::Result<()> {
         while let Some(m) = src.next()? {
@@ -129,8 +150,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     })();
     out.write_all(&buf).context("writing output")?;
     out.flush()?;
-    result?;
-    Ok(ExitCode::SUCCESS)
+    result
 }
 
 /// Formats the part of an event line that does not depend on the

@@ -60,7 +60,8 @@ fn is_dataset(p: &Path) -> bool {
 }
 
 /// The engine binary: `$REEF_SQL`, else `reef-sql` beside this `reef`,
-/// else on the `PATH`.
+/// else where `cargo build --profile sql -p reef-sql` puts it next to a
+/// `reef` in `target/release` (`target/sql`), else on the `PATH`.
 fn engine() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("REEF_SQL") {
         return Some(PathBuf::from(p));
@@ -69,9 +70,10 @@ fn engine() -> Option<PathBuf> {
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))
     {
-        let p = dir.join("reef-sql");
-        if p.is_file() {
-            return Some(p);
+        for p in [dir.join("reef-sql"), dir.join("../sql/reef-sql")] {
+            if p.is_file() {
+                return Some(p);
+            }
         }
     }
     std::env::var_os("PATH").and_then(|path| {
@@ -116,8 +118,8 @@ pub fn run(a: &SqlArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!(
             "reef sql runs its query engine, the `reef-sql` binary, which is not beside this reef ({}) nor on the PATH; \
              it is built separately because it takes minutes to build: \
-             cargo build --release -p reef-sql (then it sits beside target/release/reef), \
-             or cargo install --path crates/reef-sql; REEF_SQL=/path/to/reef-sql chooses it",
+             cargo build --profile sql -p reef-sql (then target/release/reef finds it in target/sql), \
+             or cargo install --profile sql --path crates/reef-sql; REEF_SQL=/path/to/reef-sql chooses it",
             std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()

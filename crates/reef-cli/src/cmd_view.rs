@@ -64,6 +64,37 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
         decode_marks: a.decode_marks,
         spacing: a.checkpoint_bytes,
     };
+    // A script sees the events in time order, the index is built stream
+    // by stream: the traces are cut to the script's events first (`reef
+    // convert --to ctf --script`), into a directory removed at exit.
+    let mut scripted: Option<ScriptedDir> = None;
+    let mut read = a.read.options();
+    if read.script.is_some() {
+        anyhow::ensure!(a.live.is_none(), "--script does not apply to --live");
+        let top = std::env::temp_dir().join(format!("reef-view-script-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&top);
+        let guard = ScriptedDir(top.clone());
+        // One input that is a trace is written as the directory itself:
+        // under its own name, so that the view names it as before.
+        let out = match read.paths.as_slice() {
+            [one] => top.join(one.file_name().unwrap_or(std::ffi::OsStr::new("trace"))),
+            _ => top.join("traces"),
+        };
+        eprintln!("reef view: running the script over the traces ...");
+        let (sum, stopped) = crate::cmd_convert::write_ctf(read.clone(), &out, None)?;
+        eprintln!(
+            "reef view: the traces cut to the script's events ({} packets copied, {} written again)",
+            sum.packets_copied, sum.packets_written
+        );
+        if let Some(e) = stopped {
+            eprintln!("reef view: showing the events before this error: {e}");
+        }
+        read = reef_read::ReadOptions {
+            workers: read.workers,
+            ..reef_read::ReadOptions::new([out])
+        };
+        scripted = Some(guard);
+    }
     let (slot, live) = match &a.live {
         Some(addr) => {
             let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));
@@ -75,7 +106,7 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
             if a.read.paths.is_empty() {
                 anyhow::bail!("give trace paths, or --live ADDR");
             }
-            (Slot::new(View::open(a.read.options(), sizes)?, None), false)
+            (Slot::new(View::open(read, sizes)?, None), false)
         }
     };
     let view = slot.view();
@@ -149,6 +180,16 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = slot.live.as_ref().and_then(|l| l.temporary_dir()) {
         let _ = std::fs::remove_dir_all(d);
     }
+    drop(scripted);
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The traces cut to a script's events, removed when dropped.
+struct ScriptedDir(std::path::PathBuf);
+
+impl Drop for ScriptedDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -238,9 +238,13 @@ enum Command {
     ///
     /// Example: REEF_SAMPLE=cpu-clock:1ms REEF_OUTPUT=t ./app; reef profile --folded t
     Profile(cmd_profile::ProfileArgs),
-    /// Write the traces read (with --begin/--end/--filter) for other tools:
-    /// a Parquet dataset for DuckDB, Spark and `reef sql`, or a Chrome
-    /// trace (JSON) for Perfetto's UI and about:tracing.
+    /// Write the traces read (with --begin/--end/--filter) as CTF traces
+    /// again (the default: a cut of the traces, whole packets copied byte
+    /// for byte), or for other tools: a Parquet dataset for DuckDB, Spark
+    /// and `reef sql`, a Chrome trace (JSON) or a Perfetto trace for
+    /// Perfetto's UI and about:tracing.
+    ///
+    /// Example: reef convert --begin 10:00:00 --end 10:00:05 ~/lttng-traces/my-session -o cut
     ///
     /// Example: reef convert --to parquet -o dataset ~/lttng-traces/my-session/kernel
     Convert(cmd_convert::ConvertArgs),
@@ -248,7 +252,7 @@ enum Command {
     /// event class, and for kernel traces sched_slices, thread_states,
     /// syscalls, irqs), from traces (converted on the fly) or datasets;
     /// output as a table, CSV or JSON. Runs the `reef-sql` engine
-    /// (DataFusion), built apart: cargo build --release -p reef-sql.
+    /// (DataFusion), built apart: cargo build --profile sql -p reef-sql.
     ///
     /// Example: reef sql ~/lttng-traces/my-session/kernel 'SELECT procname, tid, sum(dur) / 1e9 AS cpu_s FROM sched_slices GROUP BY procname, tid ORDER BY cpu_s DESC LIMIT 10'
     #[command(
@@ -276,7 +280,6 @@ fn main() -> ExitCode {
     output::reset_sigpipe();
     let cli = Cli::parse();
     let r = match &cli.command {
-        Command::Print(a) if a.script.is_some() => script::delegate(),
         Command::Print(a) => cmd_print::run(a),
         Command::View(a) => cmd_view::run(a),
         Command::Profile(a) => cmd_profile::run(a),

@@ -1,4 +1,4 @@
-//! `--script FILE.py` (`reef print`, `reef activities`): the command line
+//! `reef activities --script FILE.py` (an activity decoder): the command line
 //! is handed to the `reef` Python package (`python3 -m reef ...`, or
 //! `$REEF_PYTHON`), which runs the script over the same reading library.
 //! The binary does not link libpython: it stays one file that runs without

@@ -30,6 +30,52 @@ pub struct ReadOpts {
     /// "Filter expressions"). Discarded-events notices are kept.
     #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
     pub filter: Option<String>,
+    /// Keep only the events for which the Python file's `keep(event)` is
+    /// true (after --filter); run by the reef Python package (`pip install
+    /// ./python`; `REEF_PYTHON` chooses the interpreter).
+    #[arg(long, value_name = "FILE.py")]
+    pub script: Option<PathBuf>,
+    /// The inputs' format: `ctf` (trace directories; the default) or
+    /// `lttng-live` (a `net://HOST[:PORT]/host/TARGET_HOST/SESSION` read
+    /// from lttng-relayd as it is recorded; `net://HOST[:PORT]` lists the
+    /// relay's sessions). A `net://` input is live without it.
+    #[arg(short = 'i', long, value_name = "FORMAT", value_parser = ["ctf", "lttng-live"])]
+    pub input_format: Option<String>,
+    /// For a live session: what to do when it is not, or no longer, on the
+    /// relay — keep looking (`continue`), fail, or end the reading — as
+    /// babeltrace2's `session-not-found-action`.
+    #[arg(long, value_name = "ACTION", default_value = "continue",
+        value_parser = ["continue", "fail", "end"])]
+    pub session_not_found_action: String,
+}
+
+/// The live session a command reads (`net://.../host/H/S`), if any.
+pub fn live_session(r: &ReadOpts) -> anyhow::Result<Option<reef_read::lttng_live::LiveUrl>> {
+    use reef_read::lttng_live::{is_live, LiveUrl};
+    let live = r.paths.iter().any(|p| is_live(p));
+    if r.input_format.as_deref() == Some("lttng-live") || live {
+        let [p] = r.paths.as_slice() else {
+            anyhow::bail!("a live reading takes one net:// address and no other input");
+        };
+        let url = LiveUrl::parse(&p.to_string_lossy())?;
+        return Ok(Some(url));
+    }
+    Ok(None)
+}
+
+/// With a bare relay address (`net://HOST[:PORT]`), prints the relay's
+/// sessions as babeltrace2 does and gives the exit code.
+pub fn list_sessions(r: &ReadOpts) -> anyhow::Result<Option<std::process::ExitCode>> {
+    let Some(url) = live_session(r)? else {
+        return Ok(None);
+    };
+    if url.target.is_some() {
+        return Ok(None);
+    }
+    let text = reef_read::lttng_live::list_sessions(&url)?;
+    use std::io::Write;
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(Some(std::process::ExitCode::SUCCESS))
 }
 
 /// An expression option checked when the command line is parsed, so that
@@ -56,6 +102,8 @@ impl ReadOpts {
             gmt: false,
             workers: self.workers,
             filter: self.filter.clone(),
+            script: self.script.clone(),
+            live_action: self.session_not_found_action.parse().unwrap_or_default(),
         }
     }
 }

@@ -389,13 +389,7 @@ pub fn decode(
             ..
         } => {
             let sel = st.slots[sel_slot as usize];
-            let present = if ranged {
-                plan.selectors[sel_first as usize..(sel_first + sel_count) as usize]
-                    .iter()
-                    .any(|s| s.lo <= sel && sel <= s.hi)
-            } else {
-                sel != 0
-            };
+            let present = plan.optional_present(sel_first, sel_count, ranged, sel);
             out.push(Value::Opt(present as u32));
             if present {
                 decode(plan, child, cur, st, out)?;

@@ -256,6 +256,24 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether an optional with selector value `sel` holds its field:
+    /// `sel` in one of its ranges (`ranged`), else a boolean selector set.
+    pub fn optional_present(
+        &self,
+        sel_first: u32,
+        sel_count: u32,
+        ranged: bool,
+        sel: i128,
+    ) -> bool {
+        if ranged {
+            self.selectors[sel_first as usize..(sel_first + sel_count) as usize]
+                .iter()
+                .any(|s| s.lo <= sel && sel <= s.hi)
+        } else {
+            sel != 0
+        }
+    }
+
     /// The fixed layout of node `n`, if it is a structure that has one.
     #[inline]
     pub fn fixed_run(&self, n: u32) -> Option<&FixedRun> {

@@ -304,6 +304,22 @@ impl StreamCursor {
         }
     }
 
+    /// Bit position in the current file of the next event (or of the end
+    /// of the current packet's events): where the event just returned by
+    /// [`StreamCursor::next`] ends.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Whether the current packet has events left to read and no notice
+    /// is waiting: the next [`StreamCursor::next`] returns one of its
+    /// events (a writer copying a packet's events stops when it is false).
+    pub fn in_events(&self) -> bool {
+        self.in_packet
+            && self.pending.is_empty()
+            && self.pos < self.packet.offset * 8 + self.packet.content_bits
+    }
+
     /// The bytes of the file the current event lies in (for [`Value::Bytes`]).
     pub fn data(&self) -> &[u8] {
         self.file.as_deref().map_or(&[], |f| f.data())
@@ -894,7 +910,7 @@ impl EventParts<'_> {
         decode_one::<KEEP>(
             self.class,
             self.sp,
-            self.file,
+            &self.file.path,
             self.st,
             &mut self.event.values,
             &mut self.event.bounds,
@@ -925,7 +941,7 @@ fn packet_cursor<'d>(data: &'d [u8], packet: &PacketInfo, pos: u64) -> Cursor<'d
 fn decode_one<const KEEP: bool>(
     class: &TraceClass,
     sp: &crate::trace::StreamPlans,
-    file: &StreamFile,
+    path: &std::path::Path,
     st: &mut State,
     values: &mut Vec<Value>,
     bounds: &mut [usize; 4],
@@ -936,7 +952,7 @@ fn decode_one<const KEEP: bool>(
     let packet_offset = cur.base / 8;
     prefetch(cur.data, (start / 8) as usize + PREFETCH_AHEAD);
     let decode_err = |e| Error::Decode {
-        path: file.path.clone(),
+        path: path.to_path_buf(),
         packet_offset,
         err: e,
     };
@@ -971,7 +987,7 @@ fn decode_one<const KEEP: bool>(
     };
     let idx = match id {
         Some(id) => sp.event_by_id(id).ok_or_else(|| Error::Stream {
-            path: file.path.clone(),
+            path: path.to_path_buf(),
             offset: start / 8,
             msg: format!(
                 "event id {id} is not declared in stream class {}",
@@ -981,7 +997,7 @@ fn decode_one<const KEEP: bool>(
         None if sp.events.len() == 1 => 0,
         None => {
             return Err(Error::Stream {
-                path: file.path.clone(),
+                path: path.to_path_buf(),
                 offset: start / 8,
                 msg: if sp.events.is_empty() {
                     "event found in a stream class that declares no event".into()
@@ -1030,7 +1046,7 @@ fn decode_one<const KEEP: bool>(
     }
     if cur.pos == start {
         return Err(Error::Stream {
-            path: file.path.clone(),
+            path: path.to_path_buf(),
             offset: start / 8,
             msg: "event occupies no bits: the packet would never end".into(),
         });
@@ -1097,6 +1113,38 @@ pub fn read_packet(
         info.content_bits = end.saturating_sub(off * 8).max(at - off * 8);
     }
     Ok((stream, info, at))
+}
+
+/// [`read_packet`] over `data`, one packet's bytes (a packet being
+/// written, checked before it is): offsets are relative to `data`, `path`
+/// names it in errors.
+pub fn read_packet_bytes(
+    class: &TraceClass,
+    data: &[u8],
+    path: &std::path::Path,
+    s: &mut PacketScratch,
+) -> Result<(usize, PacketInfo, u64), Error> {
+    read_packet_in(class, data, 0, data.len() as u64, path, 0, s, false)
+}
+
+/// Decodes the event at `cur` (a cursor over a packet of stream class
+/// `stream`, base at the packet's start) with the state `st` that its
+/// packet's header and context (and the events before it) left: its
+/// values (header, common context, specific context, payload, split by
+/// `bounds`) and its class (index into the stream class's events). For
+/// writers that check an event they placed decodes as the original did.
+#[allow(clippy::too_many_arguments)]
+pub fn decode_event_at(
+    class: &TraceClass,
+    stream: usize,
+    path: &std::path::Path,
+    cur: &mut Cursor,
+    st: &mut State,
+    values: &mut Vec<Value>,
+    bounds: &mut [usize; 4],
+) -> Result<usize, Error> {
+    let sp = &class.streams[stream];
+    decode_one::<true>(class, sp, path, st, values, bounds, cur, None).map(|(i, _)| i)
 }
 
 /// [`read_packet`] over `data`, the bytes of a file of `file_len` bytes
@@ -1272,7 +1320,7 @@ pub(crate) fn complete_events(
         match decode_one::<false>(
             class,
             sp,
-            file,
+            &file.path,
             st,
             &mut values,
             &mut bounds,

@@ -781,7 +781,14 @@ fn scan_from(
             let _ = sf.cut.set(c);
             break;
         }
-        packets.push((off, info.ts_end.unwrap_or(u64::MAX)));
+        // An end before the beginning is no end time: LTTng's crash
+        // buffers (`lttng-crash`) hold packets never closed, whose
+        // `timestamp_end` is 0; seeking must not take them as over.
+        let end = info
+            .ts_end
+            .filter(|&e| info.ts_begin.is_none_or(|b| e >= b))
+            .unwrap_or(u64::MAX);
+        packets.push((off, end));
         let next = off + info.packet_bits / 8;
         // Released in batches, as a cursor does (each release interrupts
         // the process's other threads).

@@ -84,3 +84,58 @@ impl ActivitySlices {
         out
     }
 }
+
+/// Placed activities as rows of the Parquet `activities` table: `name`
+/// (the definition's), `group` (the key's text; null without a key),
+/// `lane`, `ts` (begin), `dur`, `end_ts`, ns from the origin.
+#[derive(Default)]
+pub struct Rows {
+    name: reef_arrow::cols::Strs,
+    group: reef_arrow::cols::Strs,
+    lane: reef_arrow::cols::Strs,
+    ts: reef_arrow::cols::Prim<i64>,
+    dur: reef_arrow::cols::Prim<i64>,
+    end_ts: reef_arrow::cols::Prim<i64>,
+    /// Rows not yet taken.
+    pub rows: usize,
+}
+
+impl Rows {
+    pub fn push(&mut self, name: &str, p: &Placed) {
+        let iv = &p.interval;
+        self.name.push(name.as_bytes());
+        if iv.group.is_empty() {
+            self.group.push_null();
+        } else {
+            self.group.push(iv.group.as_bytes());
+        }
+        self.lane.push(p.lane_name.as_bytes());
+        self.ts.push(iv.begin_ns);
+        self.dur.push(iv.duration_ns);
+        self.end_ts.push(iv.end_ns);
+        self.rows += 1;
+    }
+
+    /// The rows so far as one batch (none when there are none).
+    pub fn take(&mut self) -> Result<Option<arrow_array::RecordBatch>, arrow_schema::ArrowError> {
+        use arrow_schema::{DataType, Field};
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        let n = std::mem::take(&mut self.rows);
+        let i = |n: &str| Field::new(n, DataType::Int64, false);
+        let u = |n: &str, null| Field::new(n, DataType::Utf8, null);
+        reef_arrow::record_batch(
+            vec![
+                (u("name", false), self.name.finish()),
+                (u("group", true), self.group.finish()),
+                (u("lane", false), self.lane.finish()),
+                (i("ts"), self.ts.finish()),
+                (i("dur"), self.dur.finish()),
+                (i("end_ts"), self.end_ts.finish()),
+            ],
+            n,
+        )
+        .map(Some)
+    }
+}

@@ -49,6 +49,7 @@ use reef_read::Source;
 use serde_json::{json, Map, Value as Json};
 
 use crate::activity::ActivitySlices;
+use crate::counter::{self, Counter, Num};
 use crate::kernel::Kernel;
 use crate::Error;
 
@@ -186,6 +187,7 @@ pub fn write(
     mut src: Source,
     path: &Path,
     mut activities: Option<&mut ActivitySlices>,
+    counters: &mut [Counter],
 ) -> Result<(u64, Option<reef_read::Error>), Error> {
     let f = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut out = Out {
@@ -252,6 +254,14 @@ pub fn write(
                                "args": args});
                 out.event_dur(obj(e), iv.begin_ns, iv.duration_ns).map_err(io)?;
             }
+        }
+        for (i, v) in counter::values(counters, c) {
+            let v = match v {
+                Num::Int(i) => json!(i),
+                Num::Float(f) => json!(f),
+            };
+            let e = json!({"ph": "C", "name": counters[i].name, "pid": row.0, "args": {"value": v}});
+            out.event(obj(e), ns).map_err(io)?;
         }
         let cat = name.split_once(':').map_or(if kernel[m.trace] { "kernel" } else { "event" }, |p| p.0);
         let e = json!({"ph": "i", "s": "t", "name": name, "cat": cat, "pid": row.0, "tid": row.1, "args": args(c)});

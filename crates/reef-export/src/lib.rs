@@ -4,6 +4,8 @@
 //!   `TABLE/host=HOST/trace=TRACE/`), the tables of `reef-arrow` plus the
 //!   derived kernel tables of [`kernel`]; what `reef sql`, DuckDB and
 //!   Spark query. Schema: `docs/parquet.md`.
+//! - [`ctf`]: CTF traces again, cut to a time window and a filter
+//!   (whole packets copied byte for byte, cut ones written again).
 //! - [`chrome`]: the Trace Event format (JSON) Chrome's `about:tracing`
 //!   and Perfetto's UI open.
 //! - [`perfetto`]: Perfetto's protobuf trace (tracks per process,
@@ -11,6 +13,8 @@
 
 pub mod activity;
 pub mod chrome;
+pub mod counter;
+pub mod ctf;
 pub mod kernel;
 pub mod parquet;
 pub mod perfetto;

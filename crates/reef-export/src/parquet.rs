@@ -6,6 +6,7 @@
 //! events/host=HOST/trace=TRACE/part-0.parquet
 //! class/EVENT_NAME/host=HOST/trace=TRACE/part-0.parquet   (one table per event class)
 //! sched_slices/…  thread_states/…  syscalls/…  irqs/…      (LTTng kernel traces)
+//! activities/…                                            (an activity definition)
 //! ```
 //!
 //! `HOST` is the trace's `hostname` environment entry (`unknown` without
@@ -30,6 +31,7 @@ use reef_arrow::{Batcher, Table};
 use reef_ctf::{EnvValue, Item};
 use reef_read::Source;
 
+use crate::activity::{ActivitySlices, Rows};
 use crate::kernel::Kernel;
 use crate::Error;
 
@@ -148,12 +150,15 @@ impl Files {
 }
 
 /// Writes every event of `src` (its window and filter applied) under
-/// `out`. Returns what was written and the reading error that stopped it,
-/// if any: everything read before it is written.
+/// `out`, and the activities of `activities` (an `activities` table, in
+/// the partition of the trace whose event ended each). Returns what was
+/// written and the reading error that stopped it, if any: everything read
+/// before it is written.
 pub fn write(
     mut src: Source,
     out: &Path,
     opts: &Options,
+    mut activities: Option<&mut ActivitySlices>,
 ) -> Result<(Summary, Option<reef_read::Error>), Error> {
     let mut parts: Vec<String> = Vec::new();
     let mut kernel: Vec<Option<Kernel>> = Vec::new();
@@ -231,6 +236,7 @@ pub fn write(
     // A send fails only when the writer stopped on an error: the join
     // below reports it.
     let send = |job: Job| tx.send(job).map_err(|_| Error::Usage(String::new()));
+    let mut act_rows: Vec<Rows> = (0..parts_n).map(|_| Rows::default()).collect();
     let read = src.for_each_message(|m| {
         if m.item != Item::Event {
             return Ok(ControlFlow::Continue(()));
@@ -245,6 +251,17 @@ pub fn write(
                 send((m.trace, Table::Events, name, b))?;
             }
         }
+        if let (Some(a), Some(ns)) = (activities.as_deref_mut(), m.ns) {
+            let rows = &mut act_rows[m.trace];
+            for p in a.event(m, ns) {
+                rows.push(&a.name, &p);
+            }
+            if rows.rows >= opts.batch_rows {
+                if let Some(b) = rows.take()? {
+                    send((m.trace, Table::Events, "activities", b))?;
+                }
+            }
+        }
         Ok::<_, Error>(ControlFlow::Continue(()))
     });
     let finished = read.and_then(|stopped| {
@@ -256,6 +273,11 @@ pub fn write(
                 for (name, b) in k.take(0)? {
                     send((t, Table::Events, name, b))?;
                 }
+            }
+        }
+        for (t, rows) in act_rows.iter_mut().enumerate() {
+            if let Some(b) = rows.take()? {
+                send((t, Table::Events, "activities", b))?;
             }
         }
         Ok(stopped)

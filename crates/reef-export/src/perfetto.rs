@@ -50,6 +50,7 @@ use tracing_perfetto_sdk_schema as pb;
 
 use crate::activity::ActivitySlices;
 use crate::chrome::{args, is_pseudo, real_pid, row_of, Names, Row, ACTIVITIES_PID};
+use crate::counter::{self, Counter, Num};
 use crate::kernel::Kernel;
 use crate::Error;
 
@@ -66,6 +67,7 @@ pub struct Summary {
     pub ftrace_events: u64,
     pub syscall_slices: u64,
     pub activity_slices: u64,
+    pub counter_values: u64,
 }
 
 struct Out<W: Write> {
@@ -76,6 +78,8 @@ struct Out<W: Write> {
     tracks: HashMap<Row, (u64, String)>,
     processes: HashMap<i64, (u64, String)>,
     next_uuid: u64,
+    /// Counter tracks by (process, counter name).
+    counters: HashMap<(i64, String), u64>,
     /// Pending ftrace events per (trace, CPU).
     bundles: BTreeMap<(usize, u32), Vec<pb::FtraceEvent>>,
 }
@@ -158,6 +162,27 @@ impl<W: Write> Out<W> {
         };
         self.packet(descriptor(d))?;
         self.tracks.insert(row, (uuid, name));
+        Ok(uuid)
+    }
+
+    /// The counter track `name` of process `pid` (whose track
+    /// [`Out::track`] wrote), its descriptor written when new.
+    fn counter_track(&mut self, pid: i64, name: &str) -> std::io::Result<u64> {
+        if let Some(u) = self.counters.get(&(pid, name.to_string())) {
+            return Ok(*u);
+        }
+        let uuid = self.uuid();
+        let d = pb::TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: self.processes.get(&pid).map(|p| p.0),
+            static_or_dynamic_name: Some(pb::track_descriptor::StaticOrDynamicName::Name(
+                name.to_string(),
+            )),
+            counter: Some(pb::CounterDescriptor::default()),
+            ..Default::default()
+        };
+        self.packet(descriptor(d))?;
+        self.counters.insert((pid, name.to_string()), uuid);
         Ok(uuid)
     }
 
@@ -247,7 +272,7 @@ fn annotation(name: Option<&str>, v: &Json) -> pb::DebugAnnotation {
 /// The payload fields the ftrace events are made of.
 struct KFields(Vec<CtfField>);
 
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 23] = [
     "prev_comm",
     "prev_tid",
     "prev_prio",
@@ -269,6 +294,8 @@ const NAMES: [&str; 21] = [
     "vec",
     "filename",
     "old_tid",
+    "state",
+    "cpu_id",
 ];
 
 impl KFields {
@@ -376,6 +403,15 @@ fn ftrace_of(k: &mut KFields, c: &StreamCursor, name: &str) -> Option<pb::ftrace
         "softirq_exit" => E::SoftirqExit(pb::SoftirqExitFtraceEvent {
             vec: k.int(c, "vec").and_then(|v| u32::try_from(v).ok()),
         }),
+        // Perfetto makes its cpuidle and cpufreq counter tracks of these.
+        "power_cpu_idle" => E::CpuIdle(pb::CpuIdleFtraceEvent {
+            state: k.int(c, "state").map(|v| v as u32),
+            cpu_id: k.int(c, "cpu_id").and_then(|v| u32::try_from(v).ok()),
+        }),
+        "power_cpu_frequency" => E::CpuFrequency(pb::CpuFrequencyFtraceEvent {
+            state: k.int(c, "state").and_then(|v| u32::try_from(v).ok()),
+            cpu_id: k.int(c, "cpu_id").and_then(|v| u32::try_from(v).ok()),
+        }),
         _ => return None,
     })
 }
@@ -387,6 +423,7 @@ pub fn write(
     mut src: Source,
     path: &Path,
     mut activities: Option<&mut ActivitySlices>,
+    counters: &mut [Counter],
 ) -> Result<(Summary, Option<reef_read::Error>), Error> {
     let f = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut out = Out {
@@ -395,6 +432,7 @@ pub fn write(
         first: true,
         tracks: HashMap::new(),
         processes: HashMap::new(),
+        counters: HashMap::new(),
         next_uuid: 0,
         bundles: BTreeMap::new(),
     };
@@ -489,6 +527,19 @@ pub fn write(
             }
         }
         let track = out.track(row, &names, pseudo).map_err(io)?;
+        for (i, v) in counter::values(counters, c) {
+            let t = out.counter_track(row.0, &counters[i].name).map_err(io)?;
+            use pb::track_event::CounterValueField as V;
+            let mut p = track_event(ts, t, pb::track_event::Type::Counter, None, None, vec![]);
+            if let Some(pb::trace_packet::Data::TrackEvent(e)) = &mut p.data {
+                e.counter_value_field = Some(match v {
+                    Num::Int(i) => V::CounterValue(i),
+                    Num::Float(f) => V::DoubleCounterValue(f),
+                });
+            }
+            out.packet(p).map_err(io)?;
+            sum.counter_values += 1;
+        }
         let cat = name
             .split_once(':')
             .map_or(if kernel[m.trace] { "kernel" } else { "event" }, |p| p.0);

@@ -81,6 +81,32 @@ fn time_of_day(s: &str) -> Option<TimeOfDay> {
     })
 }
 
+/// The text [`TimeSpec`]'s parser reads back as the same value.
+impl fmt::Display for TimeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let tod = |f: &mut fmt::Formatter, t: &TimeOfDay| {
+            write!(f, "{:02}:{:02}:{:02}.{:09}", t.hour, t.min, t.sec, t.nsec)
+        };
+        match self {
+            TimeSpec::Ns(ns) => {
+                let sign = if *ns < 0 { "-" } else { "" };
+                let a = ns.unsigned_abs();
+                write!(f, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+            }
+            TimeSpec::DateTime {
+                year,
+                mon,
+                day,
+                tod: t,
+            } => {
+                write!(f, "{year:04}-{mon:02}-{day:02} ")?;
+                tod(f, t)
+            }
+            TimeSpec::TimeOfDay(t) => tod(f, t),
+        }
+    }
+}
+
 impl std::str::FromStr for TimeSpec {
     type Err = TimeError;
 
@@ -193,6 +219,29 @@ mod tests {
 
     fn p(s: &str) -> Result<TimeSpec, TimeError> {
         s.parse()
+    }
+
+    #[test]
+    fn display_reads_back_as_the_same_value() {
+        for s in [
+            "0",
+            "12.5",
+            "-3.000000001",
+            "-0.25",
+            "1234567890.123456789",
+            "2012-01-03 04:05",
+            "1999-12-31 23:59:60.999999999",
+            "07:08:09.01",
+            "00:00",
+        ] {
+            let t = p(s).unwrap();
+            assert_eq!(p(&t.to_string()), Ok(t), "{s} -> {t}");
+        }
+        assert_eq!(p("-0.25").unwrap().to_string(), "-0.250000000");
+        assert_eq!(
+            p("2012-01-03 04:05").unwrap().to_string(),
+            "2012-01-03 04:05:00.000000000"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! [`Symbolizer`] turns addresses into names; [`Stacks`] sums weights per
 //! stack (folded stacks, speedscope, [`pprof`], an [`svg`] flame graph); [`CallTree`] pairs entries and exits
-//! per thread into calls with total and self time.
+//! per thread into calls with total and self time. [`collect`] reads them
+//! from traces (`reef-read`) for any front end.
 
 mod symbols;
 
@@ -13,6 +14,7 @@ use std::io::{self, Write};
 
 pub use symbols::{Mapping, Symbolizer};
 
+pub mod collect;
 pub mod pprof;
 pub mod svg;
 

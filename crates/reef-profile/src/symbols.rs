@@ -8,7 +8,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use addr2line::gimli;
 use object::{Object, ObjectSection, ObjectSymbol};
@@ -41,7 +40,10 @@ struct Loaded {
 pub struct Symbolizer {
     maps: Vec<Mapping>,
     debug_dirs: Vec<PathBuf>,
-    files: HashMap<(String, Vec<u8>), Option<Rc<Loaded>>>,
+    /// Index in `loaded` per file (None: not found or not readable).
+    files: HashMap<(String, Vec<u8>), Option<usize>>,
+    /// The files read (the symbolizer may move to another thread).
+    loaded: Vec<Loaded>,
     cache: HashMap<u64, Vec<String>>,
     /// Objects whose file could not be found or read (reported once).
     pub missing: Vec<String>,
@@ -115,6 +117,7 @@ impl Symbolizer {
             maps: Vec::new(),
             debug_dirs: d,
             files: HashMap::new(),
+            loaded: Vec::new(),
             cache: HashMap::new(),
             missing: Vec::new(),
         }
@@ -166,16 +169,19 @@ impl Symbolizer {
         cands.into_iter().find(|p| p.is_file() && p != path)
     }
 
-    fn load(&mut self, m: &Mapping) -> Option<Rc<Loaded>> {
+    fn load(&mut self, m: &Mapping) -> Option<usize> {
         let key = (m.path.clone(), m.build_id.clone());
         if let Some(l) = self.files.get(&key) {
-            return l.clone();
+            return *l;
         }
-        let l = self.load_uncached(m).map(Rc::new);
+        let l = self.load_uncached(m).map(|l| {
+            self.loaded.push(l);
+            self.loaded.len() - 1
+        });
         if l.is_none() {
             self.missing.push(m.path.clone());
         }
-        self.files.insert(key, l.clone());
+        self.files.insert(key, l);
         l
     }
 
@@ -236,9 +242,10 @@ impl Symbolizer {
         };
         let off = addr.wrapping_sub(m.bias);
         let short = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
-        let Some(l) = self.load(&m) else {
+        let Some(li) = self.load(&m) else {
             return vec![format!("[{short}]+0x{off:x}")];
         };
+        let l = &self.loaded[li];
         let mut out = Vec::new();
         if let Some(ctx) = &l.dwarf {
             if let Ok(mut frames) = ctx.find_frames(off).skip_all_loads() {

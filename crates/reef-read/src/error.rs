@@ -18,6 +18,13 @@ pub enum Error {
     /// A live peer cannot be reached.
     #[error("connecting to {addr}: {err}")]
     Connect { addr: String, err: std::io::Error },
+    /// A script filter (`--script`) could not start or failed.
+    #[error("--script {}: {msg}", script.display())]
+    Script { script: PathBuf, msg: String },
+    /// An LTTng relay failed or sent what the live protocol does not
+    /// allow (which command, what was expected).
+    #[error("{relay}: {msg}")]
+    Live { relay: String, msg: String },
     /// Reading a trace failed: I/O, metadata, or stream data.
     #[error(transparent)]
     Trace(#[from] reef_ctf::Error),

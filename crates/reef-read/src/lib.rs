@@ -51,8 +51,10 @@
 
 mod error;
 pub mod live;
+pub mod lttng_live;
 mod open;
 mod scan;
+pub mod script;
 mod source;
 
 pub use error::Error;

@@ -32,6 +32,12 @@ pub struct ReadOptions {
     /// Keep only the events for which this expression is true
     /// (`reef_filter`'s language); notices are kept.
     pub filter: Option<String>,
+    /// A Python file whose `keep(event) -> bool` keeps events (after
+    /// `filter`), run by the `reef` Python package (see [`crate::script`]).
+    pub script: Option<PathBuf>,
+    /// For a live session (`net://...`): what to do when it is not, or
+    /// no longer, on the relay.
+    pub live_action: crate::lttng_live::SessionNotFound,
 }
 
 impl ReadOptions {
@@ -162,14 +168,31 @@ pub struct Source {
     /// Resolved window, in ns from the origin (once the first message is known).
     window: Option<(i64, i64)>,
     filter: Option<Filter>,
+    /// The script's verdicts, and the number of events they were asked for.
+    verdicts: Option<(Arc<crate::script::KeepBits>, u64)>,
     finished: bool,
     ending: Ending,
+    /// What must live as long as the source (a live session's directory).
+    keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// An error given once every message was (a live relay that failed).
+    late_error: Option<Error>,
 }
 
 impl Source {
     /// Finds and opens the traces under `opts.paths` (see
     /// [`open_traces`]), and compiles the filter.
     pub fn open(opts: &ReadOptions) -> Result<Source, Error> {
+        if let Some(p) = opts.paths.iter().find(|p| crate::lttng_live::is_live(p)) {
+            // A live session: read to its end (see `lttng_live`).
+            if opts.paths.len() > 1 {
+                return Err(Error::Address {
+                    addr: p.display().to_string(),
+                    expected: "one live session and no other input".into(),
+                });
+            }
+            let url = crate::lttng_live::LiveUrl::parse(&p.to_string_lossy())?;
+            return crate::lttng_live::LiveRead::open(&url, opts.live_action, opts)?.read_all();
+        }
         let (traces, labels) = open_traces(&opts.paths)?;
         Source::from_traces(traces, labels, opts)
     }
@@ -205,8 +228,11 @@ impl Source {
             gmt: opts.gmt,
             window: None,
             filter: None,
+            verdicts: None,
             finished: false,
             ending: Ending::default(),
+            keep: None,
+            late_error: None,
         };
         src.ending = Ending::of(&src.traces);
         if let Some(text) = &opts.filter {
@@ -218,7 +244,24 @@ impl Source {
                 })?;
             src.set_filter(move |c, item| item != Item::Event || f.matches(c));
         }
+        src.verdicts = crate::script::keep_bits(opts)?.map(|k| (k, 0));
         Ok(src)
+    }
+
+    /// A source with no message.
+    pub fn empty(opts: &ReadOptions) -> Result<Source, Error> {
+        Source::from_traces(Vec::new(), Vec::new(), opts)
+    }
+
+    /// Keeps `v` alive as long as the source.
+    pub fn keep_alive(&mut self, v: Arc<dyn std::any::Any + Send + Sync>) {
+        self.keep = Some(v);
+    }
+
+    /// Ends the reading with `e` after the last message (instead of the
+    /// end): what was received before a live source failed.
+    pub fn fail_at_end(&mut self, e: Error) {
+        self.late_error = Some(e);
     }
 
     /// Skips the messages for which `keep` returns false (after trimming);
@@ -262,7 +305,7 @@ impl Source {
     /// field values. Ignored with a filter, which needs the values. Call
     /// before the first [`Source::next`].
     pub fn render_with(&mut self, factory: reef_iter::parallel::RenderFactory) {
-        if self.filter.is_none() {
+        if self.filter.is_none() && self.verdicts.is_none() {
             self.mux.render_with(factory);
         }
     }
@@ -342,6 +385,9 @@ impl Source {
             };
             let Some(i) = next else {
                 self.finished = true;
+                if let Some(e) = self.late_error.take() {
+                    return Err(self.ending.stopped(e));
+                }
                 return self.ending.error(None, false).map_or(Ok(None), Err);
             };
             let ns = self.mux.time_ns(i);
@@ -360,6 +406,18 @@ impl Source {
             if let Some(f) = &mut self.filter {
                 if !f(self.mux.cursor(i), item) {
                     continue;
+                }
+            }
+            if let (Some((bits, n)), Item::Event) = (&mut self.verdicts, item) {
+                let kept = bits.get(*n);
+                *n += 1;
+                match kept {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        self.finished = true;
+                        return Err(self.ending.stopped(e));
+                    }
                 }
             }
             let trace = self.trace_of[i];
@@ -422,7 +480,7 @@ impl Source {
     /// is given back when a filter is set (filters see events in time
     /// order).
     pub fn scan_streams(mut self, workers: usize) -> Result<Vec<StreamScan>, Box<Source>> {
-        if self.filter.is_some() {
+        if self.filter.is_some() || self.verdicts.is_some() {
             return Err(Box::new(self));
         }
         let (b, e) = match self.start() {

@@ -7,6 +7,7 @@ pub mod index;
 pub mod live;
 pub mod model;
 mod pass;
+pub mod profile;
 pub mod query;
 pub mod server;
 

@@ -234,12 +234,19 @@ impl ClassKeys {
         for t in traces {
             let mut bases = Vec::new();
             let mut vtid = false;
+            // LTTng names its context fields with a leading `_` (`_vtid`),
+            // which babeltrace2 and the field lookups drop.
+            let has_vtid = |p: &reef_ctf::plan::Plan| {
+                p.root_member("vtid")
+                    .or_else(|| p.root_member("_vtid"))
+                    .is_some()
+            };
             for sp in &t.class.streams {
                 bases.push(k.names.len() as u32);
-                vtid |= sp.event_common_context.root_member("vtid").is_some();
+                vtid |= has_vtid(&sp.event_common_context);
                 for ep in &sp.events {
                     let name = &t.class.meta.streams[sp.class].events[ep.class].name;
-                    vtid |= ep.context.root_member("vtid").is_some();
+                    vtid |= has_vtid(&ep.context);
                     k.kinds.push(classify(name));
                     k.names.push(name.clone());
                 }

@@ -34,6 +34,8 @@ struct App {
     /// Host names the page may be reached by (DNS rebinding guard), when
     /// bound to a loopback address.
     hosts: Option<Vec<String>>,
+    /// `/api/profile`'s symbolizer.
+    profile: Arc<crate::profile::Cache>,
 }
 
 impl IntoResponse for ApiError {
@@ -456,6 +458,17 @@ fn router(app: Arc<App>) -> Router {
                 })
             }),
         )
+        .route(
+            "/api/profile",
+            get(|State(a): State<Arc<App>>, q: Q| {
+                let cache = a.profile.clone();
+                run(a, q, move |v, p| {
+                    let (from, to) = p.range()?;
+                    let row: Option<u32> = p.opt("row", "a row id")?;
+                    crate::profile::profile(v, &cache, from, to, row, p.flag("events")?)
+                })
+            }),
+        )
         .fallback(asset)
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
@@ -544,6 +557,7 @@ pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Resul
         sockets: Arc::new(Semaphore::new(MAX_SOCKETS)),
         slots: Semaphore::new(slots),
         hosts,
+        profile: Arc::default(),
     });
     listener.set_nonblocking(true)?;
     // A live trace: the traced program and the receiving thread come

@@ -5,6 +5,9 @@
  * field by field (only timestamps, CPU ids and contexts vary between runs).
  *
  * Usage: reef_test_app [ITERATIONS]   (default 10)
+ *
+ * REEF_TEST_APP_DELAY_US=N makes each thread sleep N microseconds after each
+ * iteration (a program that runs for a while, for the live tests).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "reef_test_tp.h"
 
@@ -23,6 +27,7 @@ struct worker {
 	pthread_t tid;
 	int index;
 	int iterations;
+	unsigned delay_us;
 };
 
 static void *worker_main(void *arg)
@@ -53,6 +58,8 @@ static void *worker_main(void *arg)
 		lttng_ust_tracepoint(reef_test, arrays, w->index, iter, a32, a8,
 			seq16, (size_t) (iter % 5), net16, seq64, text, (size_t) text_len);
 		lttng_ust_tracepoint(reef_test, enums, w->index, iter);
+		if (w->delay_us)
+			usleep(w->delay_us);
 	}
 	return NULL;
 }
@@ -61,6 +68,7 @@ int main(int argc, char **argv)
 {
 	struct worker workers[NTHREADS];
 	int iterations = 10;
+	const char *delay = getenv("REEF_TEST_APP_DELAY_US");
 	int i, ret;
 
 	if (argc > 1) {
@@ -77,6 +85,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NTHREADS; i++) {
 		workers[i].index = i;
 		workers[i].iterations = iterations;
+		workers[i].delay_us = delay ? (unsigned) strtoul(delay, NULL, 10) : 0;
 		ret = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
 		if (ret) {
 			fprintf(stderr, "reef_test_app: pthread_create: %s\n", strerror(ret));

@@ -22,5 +22,6 @@ python3 "$here/robust.py" "$reef" || status=1
 python3 "$here/analyses.py" "$reef" || status=1
 python3 "$here/activities.py" "$reef" || status=1
 python3 "$here/live_robust.py" "$reef" || status=1
+python3 "$here/profile.py" "$reef" || status=1
 if [ $status -eq 0 ]; then echo "ok   all view API tests"; else echo "FAIL some view API tests"; fi
 exit $status

@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# reef reading LTTng sessions live from lttng-relayd, against babeltrace2.
+#
+# Usage: tests/lttng-live/run.sh [REEF]   (default: target/release/reef)
+#
+# Starts lttng-relayd on free ports and a session daemon in a temporary
+# HOME / LTTNG_HOME, records tests/lttng/app (slowed down: it emits its
+# events over a few seconds) in live sessions, and checks:
+#
+#  1. `reef print net://127.0.0.1:PORT` lists the sessions with the same
+#     text as `babeltrace2 -i lttng-live net://127.0.0.1:PORT`.
+#  2. Two live sessions record the same run of the program; reef reads
+#     session A live, babeltrace2 reads session B live (lttng-relayd lets
+#     one viewer attach to a session at a time), both attached before the
+#     program starts and ending when the session is destroyed
+#     (session-not-found-action=end). Then:
+#     a. reef printed events while the program ran, and all of them once
+#        it ended (before the session was destroyed);
+#     b. reef's output (A, live) is byte for byte babeltrace2's output on
+#        the relay's own copy of A on disk (the same packets);
+#     c. babeltrace2's output (B, live) is byte for byte babeltrace2's on
+#        the relay's copy of B: reading live and reading the copy agree,
+#        so (b) compares reef live with babeltrace2 live;
+#     d. reef (A, live) and babeltrace2 (B, live) print the same event
+#        lines, as multisets, once the timestamp and delta are removed:
+#        each session's ring buffer reads the clock for its own copy of an
+#        event, so the times differ, and with them the merged order of
+#        events of different threads that are close in time (the order is
+#        checked exactly by b and c).
+#  3. `reef stats` on a live session counts the program's events.
+#  4. Killing the relay while reef reads a session: an error on stderr and
+#     exit status 1 within a few seconds, what was printed before kept.
+#  5. A fake relay (fake_relay.py) sending garbage or truncated replies at
+#     every step: exit status 1, a clear error, no panic, no hang.
+#
+# Every command runs under `timeout`: a hang fails the test.
+
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+REEF=${1:-$ROOT/target/release/reef}
+[ -x "$REEF" ] || {
+	echo "lttng-live: no reef binary at $REEF (cargo build --release -p reef-cli)" >&2
+	exit 1
+}
+
+fail=0
+note() { echo "lttng-live: $*" >&2; }
+bad() {
+	echo "lttng-live: FAIL: $*" >&2
+	fail=1
+}
+die() {
+	echo "lttng-live: error: $*" >&2
+	exit 1
+}
+
+for t in lttng lttng-sessiond lttng-relayd babeltrace2 make cc python3 timeout; do
+	command -v "$t" >/dev/null 2>&1 || die "missing $t (scripts/install-deps.sh installs lttng-tools, liblttng-ust-dev, babeltrace2)"
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-lttng-live.XXXXXX") || die "mktemp"
+export HOME=$WORK/home LTTNG_HOME=$WORK/home
+mkdir -p "$HOME"
+RELAY_PID=
+SESSIOND_PID=
+SESSIONS=()
+BG=()
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	for s in "${SESSIONS[@]}"; do timeout -k 2 10 lttng destroy "$s" >/dev/null 2>&1; done
+	[ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null
+	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2>/dev/null
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the program ----------------------------------------------------------
+timeout 60 make -s -C "$ROOT/tests/lttng/app" O="$WORK/build" >"$WORK/make.log" 2>&1 ||
+	{ cat "$WORK/make.log" >&2; die "building tests/lttng/app failed (liblttng-ust-dev?)"; }
+APP=$WORK/build/reef_test_app
+ITER=60
+EXPECTED=$((3 * (1 + 6 * ITER) + 3))
+run_app() { # DELAY_US: runs the program in the background, sets APP_PID
+	env REEF_TEST_APP_DELAY_US="$1" LTTNG_UST_REGISTER_TIMEOUT=10000 \
+		LTTNG_UST_ALLOW_BLOCKING=1 timeout 60 "$APP" "${2:-$ITER}" >/dev/null &
+	APP_PID=$!
+	BG+=("$APP_PID")
+}
+
+# --- daemons -----------------------------------------------------------------
+# As root, LTTng uses the system-wide daemon (its run directory does not
+# follow LTTNG_HOME): share it, one user of these tests at a time (the lock
+# of tests/lttng/record.sh).
+if [ "$(id -u)" = 0 ] && command -v flock >/dev/null 2>&1; then
+	exec 9>>/tmp/reef-lttng-record.lock
+	flock -w 60 9 || die "another LTTng test holds /tmp/reef-lttng-record.lock"
+fi
+read -r CTRL DATA LIVE < <(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(3)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+lttng-relayd -C "tcp://127.0.0.1:$CTRL" -D "tcp://127.0.0.1:$DATA" \
+	-L "tcp://127.0.0.1:$LIVE" -o "$WORK/relay" >"$WORK/relayd.log" 2>&1 &
+RELAY_PID=$!
+if ! timeout 10 lttng list >/dev/null 2>&1; then
+	timeout 20 lttng-sessiond --daemonize --no-kernel >"$WORK/sessiond.log" 2>&1 ||
+		{ cat "$WORK/sessiond.log" >&2; die "lttng-sessiond did not start"; }
+	for f in "$HOME/.lttng/lttng-sessiond.pid" /var/run/lttng/lttng-sessiond.pid; do
+		[ -r "$f" ] && SESSIOND_PID=$(cat "$f") && break
+	done
+fi
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $LIVE), 1)" 2>/dev/null && break
+	sleep 0.2
+done
+RELAY=net://127.0.0.1:$LIVE
+
+new_session() { # NAME
+	timeout 10 lttng create "$1" --live=100000 --set-url="net://127.0.0.1:$CTRL:$DATA" >/dev/null &&
+		SESSIONS+=("$1") &&
+		timeout 10 lttng enable-channel --session="$1" --userspace --buffers-uid \
+			--subbuf-size=4096 --num-subbuf=8 --blocking-timeout=inf ch >/dev/null &&
+		timeout 10 lttng enable-event --session="$1" --userspace --channel=ch 'reef_test:*' >/dev/null &&
+		timeout 10 lttng start "$1" >/dev/null || die "could not set up live session $1"
+}
+end_session() { # NAME
+	timeout 20 lttng stop "$1" >/dev/null 2>&1
+	timeout 20 lttng destroy "$1" >/dev/null 2>&1
+	local keep=()
+	for s in "${SESSIONS[@]}"; do [ "$s" = "$1" ] || keep+=("$s"); done
+	SESSIONS=("${keep[@]}")
+}
+url_of() { # NAME: the session's URL as babeltrace2 lists it
+	timeout 10 babeltrace2 -i lttng-live "$RELAY" | sed -n "s|^\($RELAY/host/[^/]*/$1\) (.*|\1|p" | head -n 1
+}
+clients_of() { # NAME
+	timeout 10 babeltrace2 -i lttng-live "$RELAY" | sed -n "s|^$RELAY/host/[^/]*/$1 (.*, \([0-9]*\) client(s) connected)|\1|p" | head -n 1
+}
+wait_attached() { # NAME
+	for _ in $(seq 100); do
+		[ "$(clients_of "$1")" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+events() { grep -c ' reef_test:' "$1"; }
+strip_time() { sed 's/^\[[^]]*\] ([^)]*) //' "$1"; }
+disk_copy() { # NAME: the relay's copy of the session on disk
+	find "$WORK/relay" -maxdepth 2 -type d -name "$1-*" | head -n 1
+}
+
+A=reefA-$$
+B=reefB-$$
+new_session "$A"
+new_session "$B"
+
+# --- 1. the list of sessions ------------------------------------------------
+timeout 10 babeltrace2 -i lttng-live "$RELAY" >"$WORK/list.bt" 2>&1
+timeout 10 "$REEF" print -i lttng-live "$RELAY" >"$WORK/list.reef" 2>&1
+if [ -s "$WORK/list.bt" ] && cmp -s "$WORK/list.bt" "$WORK/list.reef"; then
+	note "ok: session list as babeltrace2 ($(wc -l <"$WORK/list.reef") lines)"
+else
+	bad "session list differs from babeltrace2's"
+	diff "$WORK/list.bt" "$WORK/list.reef" >&2
+fi
+
+# --- 2. live printing: reef on A, babeltrace2 on B ----------------------------
+UA=$(url_of "$A")
+UB=$(url_of "$B")
+[ -n "$UA" ] && [ -n "$UB" ] || die "sessions not listed by babeltrace2: $(cat "$WORK/list.bt")"
+timeout 120 "$REEF" print --session-not-found-action=end "$UA" >"$WORK/a.reef" 2>"$WORK/a.reef.err" &
+READ_REEF=$!
+BG+=("$READ_REEF")
+timeout 120 babeltrace2 -i lttng-live "$UB" --params=session-not-found-action=end \
+	>"$WORK/b.bt" 2>"$WORK/b.bt.err" &
+READ_BT=$!
+BG+=("$READ_BT")
+wait_attached "$A" || bad "reef did not attach to $A"
+wait_attached "$B" || bad "babeltrace2 did not attach to $B"
+run_app 40000 # 60 iterations x 40 ms: about 2.4 s
+sleep 1.5
+mid=$(events "$WORK/a.reef")
+if kill -0 "$APP_PID" 2>/dev/null && [ "$mid" -gt 0 ]; then
+	note "ok: $mid events printed while the program runs"
+else
+	bad "no event printed while the program ran ($mid events; program running: $(kill -0 "$APP_PID" 2>/dev/null && echo yes || echo no))"
+fi
+wait "$APP_PID"
+for _ in $(seq 50); do
+	[ "$(events "$WORK/a.reef")" -ge "$EXPECTED" ] && break
+	sleep 0.1
+done
+after=$(events "$WORK/a.reef")
+if [ "$after" -eq "$EXPECTED" ]; then
+	note "ok: all $after events printed once the program ended, before the session ends"
+else
+	bad "$after events printed after the program ended, expected $EXPECTED"
+fi
+end_session "$A"
+end_session "$B"
+wait "$READ_REEF"
+rc_reef=$?
+wait "$READ_BT"
+rc_bt=$?
+[ "$rc_reef" = 0 ] || bad "reef print exited with $rc_reef: $(cat "$WORK/a.reef.err")"
+[ "$rc_bt" = 0 ] || bad "babeltrace2 exited with $rc_bt: $(cat "$WORK/b.bt.err")"
+[ -s "$WORK/a.reef.err" ] && bad "reef wrote to stderr: $(head -n 5 "$WORK/a.reef.err")"
+DA=$(disk_copy "$A")
+DB=$(disk_copy "$B")
+timeout 60 babeltrace2 "$DA" >"$WORK/a.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DA"
+timeout 60 babeltrace2 "$DB" >"$WORK/b.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DB"
+na=$(events "$WORK/a.reef")
+nb=$(events "$WORK/b.bt")
+note "reef live (A): $na events, $(wc -l <"$WORK/a.reef") lines; babeltrace2 live (B): $nb events, $(wc -l <"$WORK/b.bt") lines; expected $EXPECTED"
+[ "$na" -eq "$EXPECTED" ] || bad "reef printed $na events of A, expected $EXPECTED"
+[ "$nb" -eq "$EXPECTED" ] || bad "babeltrace2 printed $nb events of B, expected $EXPECTED"
+if cmp -s "$WORK/a.reef" "$WORK/a.disk.bt"; then
+	note "ok: reef live (A) = babeltrace2 on the relay's copy of A, byte for byte"
+else
+	bad "reef live (A) differs from babeltrace2 on the relay's copy of A"
+	diff "$WORK/a.disk.bt" "$WORK/a.reef" | head -n 10 >&2
+fi
+if cmp -s "$WORK/b.bt" "$WORK/b.disk.bt"; then
+	note "ok: babeltrace2 live (B) = babeltrace2 on the relay's copy of B, byte for byte"
+else
+	bad "babeltrace2 live (B) differs from babeltrace2 on the relay's copy of B"
+	diff "$WORK/b.disk.bt" "$WORK/b.bt" | head -n 10 >&2
+fi
+if diff <(strip_time "$WORK/a.reef" | sort) <(strip_time "$WORK/b.bt" | sort) >"$WORK/ab.diff"; then
+	note "ok: reef live (A) and babeltrace2 live (B): the same $na event lines but for their timestamps (and so their order)"
+else
+	bad "reef live (A) and babeltrace2 live (B) differ beyond timestamps"
+	head -n 10 "$WORK/ab.diff" >&2
+fi
+
+# --- 3. another reading command on a live session ------------------------------
+C=reefC-$$
+new_session "$C"
+UC=$(url_of "$C")
+timeout 120 "$REEF" stats --json --session-not-found-action=end "$UC" >"$WORK/c.stats" 2>"$WORK/c.err" &
+READ_REEF=$!
+BG+=("$READ_REEF")
+wait_attached "$C" || bad "reef stats did not attach to $C"
+run_app 10000
+wait "$APP_PID"
+sleep 0.5
+end_session "$C"
+wait "$READ_REEF" || bad "reef stats on a live session failed: $(cat "$WORK/c.err")"
+n=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["traces"] if "traces" in d else [d]
+print(sum(x.get("events", 0) for x in t))' "$WORK/c.stats" 2>/dev/null)
+if [ "$n" = "$EXPECTED" ]; then
+	note "ok: reef stats on a live session: $n events"
+else
+	bad "reef stats on a live session counted '$n' events, expected $EXPECTED"
+	head -c 600 "$WORK/c.stats" >&2
+fi
+
+# --- 4. the relay dies mid-session ---------------------------------------------
+D=reefD-$$
+new_session "$D"
+UD=$(url_of "$D")
+timeout 60 "$REEF" print "$UD" >"$WORK/d.reef" 2>"$WORK/d.err" &
+READ_REEF=$!
+BG+=("$READ_REEF")
+wait_attached "$D" || bad "reef did not attach to $D"
+run_app 50000 200 # 10 s of events
+sleep 1.5
+{
+	kill -9 "$RELAY_PID"
+	wait "$RELAY_PID"
+} 2>/dev/null
+RELAY_PID=
+t0=$SECONDS
+wait "$READ_REEF"
+rc=$?
+took=$((SECONDS - t0))
+before=$(events "$WORK/d.reef")
+if [ "$rc" = 1 ] && grep -q "^reef: error: net://127.0.0.1:$LIVE: " "$WORK/d.err" && [ "$took" -le 15 ] && [ "$before" -gt 0 ]; then
+	note "ok: relay killed: exit 1 after ${took} s, $before events printed before: $(head -n 1 "$WORK/d.err")"
+else
+	bad "relay killed: exit status $rc after ${took} s (124: a hang), $before events, stderr: $(head -n 3 "$WORK/d.err")"
+fi
+kill "$APP_PID" 2>/dev/null
+wait "$APP_PID" 2>/dev/null
+
+# --- 5. a fake relay that misbehaves ---------------------------------------------
+for mode in garbage-connect truncated-list bad-attach bad-index-status truncated-index \
+	huge-metadata bad-packet-len garbage-packet close-mid-packet hang; do
+	rm -f "$WORK/port"
+	python3 "$HERE/fake_relay.py" "$mode" "$WORK/port" &
+	FAKE=$!
+	BG+=("$FAKE")
+	for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+	t0=$SECONDS
+	timeout 30 "$REEF" print --session-not-found-action=fail \
+		"net://127.0.0.1:$(cat "$WORK/port")/host/fakehost/fake" >"$WORK/f.out" 2>"$WORK/f.err"
+	rc=$?
+	took=$((SECONDS - t0))
+	kill "$FAKE" 2>/dev/null
+	wait "$FAKE" 2>/dev/null
+	if [ "$rc" = 1 ] && grep -q "^reef: error: " "$WORK/f.err" && ! grep -q panicked "$WORK/f.err"; then
+		note "ok: fake relay, $mode: exit 1 after ${took} s: $(head -n 1 "$WORK/f.err")"
+	else
+		bad "fake relay, $mode: exit status $rc after ${took} s (124: a hang), stderr: $(head -n 3 "$WORK/f.err")"
+	fi
+done
+
+[ "$fail" = 0 ] && note "all ok"
+exit "$fail"
