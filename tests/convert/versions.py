@@ -23,6 +23,7 @@ against reef's own output):
    print the golden of the original, with reef and with babeltrace2.
 """
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -78,8 +79,17 @@ def convert(src, dst, version):
     return run([REEF, "convert", "--ctf-version", version, src, "-o", dst])
 
 
-def check_prints(label, out, golden_rows, with_bt2):
-    """`reef print` (and babeltrace2) on `out` equal each golden."""
+def bt2_warnings(trace, opts):
+    """babeltrace2's messages on `trace`, its path replaced by TRACE."""
+    _, _, err = run([BT2] + opts + [trace])
+    return err.decode("utf-8", "replace").replace(os.path.realpath(trace), "TRACE").replace(trace, "TRACE")
+
+
+def check_prints(label, out, golden_rows, with_bt2, ref=None):
+    """`reef print` (and babeltrace2) on `out` equal each golden;
+    babeltrace2 says nothing on `out` but what it says on `ref`, the CTF
+    1.8 trace of the same events (the shared traces with discarded
+    events make it warn)."""
     global checks
     for opts, code, golden in golden_rows:
         want = open(golden, "rb").read()
@@ -91,13 +101,51 @@ def check_prints(label, out, golden_rows, with_bt2):
             c, got, err = run(cmd + opts + [out])
             if c != 0 or got != want:
                 fail(f"{label} {opts}: {name} (exit {c}) differs from the golden", first_diff(want.decode("utf-8", "replace"), got.decode("utf-8", "replace")) + "\n" + err.decode("utf-8", "replace"))
-            elif name == "babeltrace2" and err.strip():
-                fail(f"{label} {opts}: babeltrace2 warns", err.decode("utf-8", "replace"))
+            elif name == "babeltrace2":
+                want_err = bt2_warnings(ref, opts) if ref and os.path.isdir(ref) else ""
+                got_err = bt2_warnings(out, opts)
+                # What it says on the output, it says on the reference
+                # (which may say more: warnings about its metadata's
+                # unknown attributes, which reef does not write again);
+                # and every discarded-events warning stays. A UUID that
+                # babeltrace2's own conversion added is not compared.
+                def lines(t):
+                    t = re.sub(r"\((no UUID|UUID: [^)]*)\)", "(UUID)", t)
+                    return {re.sub(r"^\d\d-\d\d [\d:.]+ +\d+ +\d+ ", "", l) for l in t.splitlines() if l.strip()}
+                gl, wl = lines(got_err), lines(want_err)
+                if not gl <= wl or {l for l in wl if "discarded" in l} - gl:
+                    fail(f"{label} {opts}: babeltrace2 says other things than on {ref}", f"want {want_err!r}\ngot  {got_err!r}")
 
 
 def fragments(path):
     data = open(path, "rb").read()
     return [json.loads(f) for f in data.split(b"\x1e")[1:]]
+
+
+LAYOUT = ("alignment", "minimum-alignment", "byte-order")
+STRINGS = ("null-terminated-string", "static-length-string", "dynamic-length-string")
+
+
+def norm(v):
+    """A field class without its layout: babeltrace2's sink.ctf.fs lays
+    its packets out anew (byte-aligned, its own byte order, every string
+    null-terminated), reef keeps the input's layout."""
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if v.get("type") in STRINGS:
+        return {"type": "string"}
+    return {k: norm(x) for k, x in v.items() if k not in LAYOUT}
+
+
+def attrs(v):
+    """Event record class attributes, namespaces merged (babeltrace2 writes
+    the log level under its own, reef under LTTng's)."""
+    out = {}
+    for ns in ("lttng.org,2009", "babeltrace.org,2020"):
+        out.update((v or {}).get(ns, {}))
+    return out or None
 
 
 def compare_json(name, ours, theirs):
@@ -131,7 +179,7 @@ def compare_json(name, ours, theirs):
     for sa, sb in zip(by(a, "data-stream-class"), by(b, "data-stream-class")):
         checks += 1
         k = "event-record-common-context-field-class"
-        if sa.get(k) != sb.get(k):
+        if norm(sa.get(k)) != norm(sb.get(k)):
             fail(f"{name}: common context differs", f"ours {json.dumps(sa.get(k), sort_keys=True)}\nbt2  {json.dumps(sb.get(k), sort_keys=True)}")
 
     def events(fs):
@@ -139,15 +187,15 @@ def compare_json(name, ours, theirs):
 
     eva, evb = events(a), events(b)
     checks += 1
-    if sorted(eva) != sorted(evb):
+    # babeltrace2 writes only the event record classes of the events it
+    # saw; reef writes every one.
+    if not set(evb) <= set(eva):
         fail(f"{name}: event record classes {sorted(eva)} vs babeltrace2's {sorted(evb)}")
     for key in sorted(set(eva) & set(evb)):
         for k in ("payload-field-class", "specific-context-field-class", "attributes"):
             checks += 1
             x, y = eva[key].get(k), evb[key].get(k)
-            if k == "attributes" and y is not None:
-                # babeltrace2 writes its own namespace's marks too.
-                y = {ns: v for ns, v in y.items() if ns != "babeltrace.org,2020"} or None
+            x, y = (attrs(x), attrs(y)) if k == "attributes" else (norm(x), norm(y))
             if x != y:
                 fail(f"{name}: event record class {key}: {k} differs", f"ours {json.dumps(x, sort_keys=True)}\nbt2  {json.dumps(y, sort_keys=True)}")
 
@@ -181,7 +229,7 @@ def main():
         if c != 0:
             fail(f"{trace}: 1.8 -> 2 -> 1.8 exits {c}", err.decode("utf-8", "replace"))
             continue
-        check_prints(f"{trace} 1.8 -> 2 -> 1.8", back, golden, True)
+        check_prints(f"{trace} 1.8 -> 2 -> 1.8", back, golden, True, src)
     # (2)
     for trace in sorted(t for t in g2 if t.startswith(("succeed/", "converted/"))):
         golden = [r for r in g2[trace] if r[1] == 0]
@@ -203,7 +251,12 @@ def main():
         if not golden:
             print(f"skip {trace}: babeltrace2 2.1.2 has no golden output")
             continue
-        check_prints(f"{trace} as CTF 1.8", out, golden, True)
+        ref = os.path.join(SHARED, "babeltrace-traces", "succeed", os.path.basename(trace))
+        orig = g18.get("succeed/" + os.path.basename(trace), [])
+        bt2_ok = all(r[1] == 0 for r in orig)
+        if not bt2_ok:
+            print(f"note {trace}: babeltrace2 {bt2v} fails on the CTF 1.8 original too (exit {orig[0][1]}): reef print only")
+        check_prints(f"{trace} as CTF 1.8", out, golden, bt2_ok, ref)
     print(f"versions: {checks} checks, {fails} failures")
     sys.exit(1 if fails else 0)
 

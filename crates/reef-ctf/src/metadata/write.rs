@@ -294,6 +294,11 @@ pub fn to_ctf2(meta: &Metadata) -> R<Vec<u8>> {
         );
     }
     frags.push(J::Object(tc));
+    // babeltrace2 gives an LTTng trace's clocks the Unix epoch as their
+    // origin (LTTng's metadata says `absolute` nowhere, but its clocks
+    // are the system's).
+    let lttng = meta.major < 2
+        && matches!(meta.env_get("tracer_name"), Some(EnvValue::Str(t)) if t.starts_with("lttng"));
     for c in &meta.clocks {
         let mut o = Map::new();
         o.insert("type".into(), json!("clock-class"));
@@ -301,13 +306,17 @@ pub fn to_ctf2(meta: &Metadata) -> R<Vec<u8>> {
         o.insert("name".into(), json!(c.name));
         o.insert("frequency".into(), json!(c.freq.max(1)));
         let (s, cy) = c.normalized_offset();
-        if s != 0 || cy != 0 {
-            o.insert(
-                "offset-from-origin".into(),
-                json!({"seconds": s, "cycles": cy}),
-            );
+        let mut off = Map::new();
+        if s != 0 {
+            off.insert("seconds".into(), json!(s));
         }
-        if c.absolute {
+        if cy != 0 {
+            off.insert("cycles".into(), json!(cy));
+        }
+        if !off.is_empty() {
+            o.insert("offset-from-origin".into(), J::Object(off));
+        }
+        if c.absolute || lttng {
             o.insert("origin".into(), json!("unix-epoch"));
         }
         if c.precision != 0 {
@@ -739,7 +748,9 @@ impl Ctf2<'_> {
                     taken.extend(ranges.iter().copied());
                     let oat = format!("{at}: option `{}`", o.name);
                     opts.push(json!({
-                        "name": shown(&o.name),
+                        // The CTF 2 reader keeps option names as written
+                        // (babeltrace2 drops a CTF 1.8 one's leading `_`).
+                        "name": if ctf2 { o.name.as_str() } else { shown(&o.name) },
                         "selector-field-ranges": ranges_json(&ranges),
                         "field-class": self.fc(&o.class, roots, scope, &oat, nested(place))?,
                     }));
@@ -1245,6 +1256,44 @@ impl Tsdl<'_> {
         })
     }
 
+    /// The TSDL name of variant option `o` whose tag is `e`: TSDL selects
+    /// the option named like the tag's label, so a CTF 2 option (selected
+    /// by its ranges) takes the name of the label whose ranges are exactly
+    /// its own (its own name when that is one: babeltrace2 shows no option
+    /// name, only the option's value).
+    fn option_name(&self, e: &EnumClass, o: &VariantOption, at: &str) -> R<String> {
+        let Some(r) = &o.ranges else {
+            return self.ident(&o.name, at);
+        };
+        let ranges_of = |label: &str| {
+            let mut v: Vec<(i128, i128)> = e
+                .mappings
+                .iter()
+                .filter(|m| m.label == label)
+                .flat_map(|m| m.ranges.iter().copied())
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let mut have = r.clone();
+        have.sort_unstable();
+        let label = if ranges_of(&o.name) == have {
+            Some(o.name.as_str())
+        } else {
+            e.mappings
+                .iter()
+                .map(|m| m.label.as_str())
+                .find(|l| ranges_of(l) == have)
+        };
+        match label {
+            Some(l) => self.ident(l, at),
+            None => Err(self.err(
+                at,
+                "no label of the tag's enumeration has exactly this option's selector ranges (TSDL selects an option by label)",
+            )),
+        }
+    }
+
     /// A TSDL path to a field from a field of `scope`: its names from
     /// its scope's root (`a.b`, which the lexical lookup finds walking out
     /// from the referring field: babeltrace2's grammar takes no keyword in
@@ -1290,7 +1339,12 @@ impl Tsdl<'_> {
                     if !out.is_empty() {
                         out.push('.');
                     }
-                    out.push_str(&self.ident(&o.name, at)?);
+                    let tag = Ctf2 { meta: self.meta }.target(&v.tag, roots, at)?;
+                    let name = match tag {
+                        FieldClass::Enum(e) => self.option_name(e, o, at)?,
+                        _ => self.ident(&o.name, at)?,
+                    };
+                    out.push_str(&name);
                     cur = &o.class;
                 }
                 _ => {
@@ -1413,24 +1467,7 @@ impl Tsdl<'_> {
                 let mut s = format!("variant <{path}> {{\n");
                 for o in &v.options {
                     let oat = format!("{at}: option `{}`", o.name);
-                    let name = self.ident(&o.name, &oat)?;
-                    if let Some(r) = &o.ranges {
-                        let mut want: Vec<(i128, i128)> = e
-                            .mappings
-                            .iter()
-                            .filter(|m| m.label == o.name)
-                            .flat_map(|m| m.ranges.iter().copied())
-                            .collect();
-                        let mut have = r.clone();
-                        want.sort_unstable();
-                        have.sort_unstable();
-                        if want != have {
-                            return Err(self.err(
-                                &oat,
-                                "its selector ranges are not those of the tag's enumeration label with its name (TSDL selects by label)",
-                            ));
-                        }
-                    }
+                    let name = self.option_name(e, o, &oat)?;
                     let d = self.decl(&o.class, &name, roots, scope, &oat, ind + 1)?;
                     let _ = writeln!(s, "{tabs}\t{d};");
                 }
@@ -1493,5 +1530,226 @@ impl Tsdl<'_> {
         }
         let t = self.ty(cur, roots, scope, at, false, ind)?;
         Ok(format!("{t} {name}{suffix}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::{parse_metadata, read_metadata};
+    use std::path::PathBuf;
+
+    fn shared(rel: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/conformance")
+            .join(rel)
+    }
+
+    fn metadata_files(rel: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(rd) = std::fs::read_dir(shared(rel)) else {
+            return out;
+        };
+        for e in rd.flatten() {
+            let m = e.path().join("metadata");
+            if m.is_file() {
+                out.push(m);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Clock offsets compared normalized; what TSDL or CTF 2 does not
+    /// keep left out.
+    fn comparable(mut m: Metadata) -> Metadata {
+        for c in &mut m.clocks {
+            let (s, cy) = c.normalized_offset();
+            c.offset_s = s;
+            c.offset = cy as i64;
+        }
+        m.callsites.clear();
+        m.byte_order = ByteOrder::Little;
+        m
+    }
+
+    /// Every shared CTF 2 metadata, written again as CTF 2, reads into
+    /// the same model.
+    #[test]
+    fn ctf2_written_again_reads_the_same() {
+        let files: Vec<PathBuf> = ["ctf2/traces/succeed", "ctf2/traces/converted"]
+            .iter()
+            .flat_map(|d| metadata_files(d))
+            .collect();
+        if files.is_empty() {
+            eprintln!("skipped: no shared conformance data");
+            return;
+        }
+        for f in files {
+            let m = read_metadata(&std::fs::read(&f).unwrap()).unwrap();
+            let text = to_ctf2(&m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let back = read_metadata(&text).unwrap_or_else(|e| {
+                panic!("{}: {e}\n{}", f.display(), String::from_utf8_lossy(&text))
+            });
+            assert_eq!(comparable(back), comparable(m), "{}", f.display());
+        }
+    }
+
+    /// Every shared CTF 1.8 metadata that reef reads, written again as
+    /// TSDL, reads into the same model.
+    #[test]
+    fn tsdl_written_again_reads_the_same() {
+        let files = metadata_files("babeltrace-traces/succeed");
+        if files.is_empty() {
+            eprintln!("skipped: no shared conformance data");
+            return;
+        }
+        let mut n = 0;
+        for f in files {
+            let Ok(m) = read_metadata(&std::fs::read(&f).unwrap()) else {
+                continue;
+            };
+            let text = to_tsdl(&m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let back =
+                parse_metadata(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", f.display()));
+            let mut want = comparable(m);
+            // TSDL written from a model says `absolute` and each integer's
+            // base and byte order explicitly: the model already holds them.
+            want.major = 1;
+            assert_eq!(comparable(back), want, "{}", f.display());
+            n += 1;
+        }
+        assert!(n > 20, "only {n} traces read");
+    }
+
+    const RS: &str = "\u{1e}";
+
+    /// A CTF 2 event with the field classes TSDL lacks.
+    fn rich() -> Vec<u8> {
+        let u8fc = r#"{"type": "fixed-length-unsigned-integer", "length": 8, "byte-order": "little-endian", "alignment": 8}"#;
+        let bool8 = r#"{"type": "fixed-length-boolean", "length": 8, "byte-order": "little-endian", "alignment": 8}"#;
+        let members = [
+            format!(r#"{{"name": "flag", "field-class": {bool8}}}"#),
+            r#"{"name": "u", "field-class": {"type": "variable-length-unsigned-integer", "preferred-display-base": 16}}"#.to_string(),
+            r#"{"name": "s", "field-class": {"type": "variable-length-signed-integer", "mappings": {"NEG": [[-9, -1]]}}}"#.to_string(),
+            r#"{"name": "bm", "field-class": {"type": "fixed-length-bit-map", "length": 8, "byte-order": "big-endian", "flags": {"A": [[0, 0]], "B": [[1, 2]]}}}"#.to_string(),
+            format!(r#"{{"name": "blen", "field-class": {u8fc}}}"#),
+            r#"{"name": "blob", "field-class": {"type": "dynamic-length-blob", "length-field-location": {"path": ["blen"]}}}"#.to_string(),
+            r#"{"name": "sblob", "field-class": {"type": "static-length-blob", "length": 3}}"#.to_string(),
+            r#"{"name": "u16", "field-class": {"type": "null-terminated-string", "encoding": "utf-16le"}}"#.to_string(),
+            r#"{"name": "u32", "field-class": {"type": "static-length-string", "length": 8, "encoding": "utf-32be"}}"#.to_string(),
+            r#"{"name": "opt", "field-class": {"type": "optional", "selector-field-location": {"path": ["flag"]}, "field-class": {"type": "null-terminated-string"}}}"#.to_string(),
+            format!(r#"{{"name": "opt2", "field-class": {{"type": "optional", "selector-field-location": {{"origin": "event-record-payload", "path": ["blen"]}}, "selector-field-ranges": [[1, 4]], "field-class": {u8fc}}}}}"#),
+            format!(r#"{{"name": "v", "field-class": {{"type": "variant", "selector-field-location": {{"path": ["blen"]}}, "options": [{{"name": "a", "selector-field-ranges": [[0, 0], [5, 6]], "field-class": {u8fc}}}, {{"name": "_b", "selector-field-ranges": [[1, 1]], "field-class": {{"type": "null-terminated-string"}}}}]}}}}"#),
+            r#"{"name": "arr", "field-class": {"type": "static-length-array", "length": 2, "minimum-alignment": 64, "element-field-class": {"type": "fixed-length-floating-point-number", "length": 32, "byte-order": "little-endian", "alignment": 32}}}"#.to_string(),
+        ];
+        let frags = [
+            r#"{"type": "preamble", "version": 2}"#.to_string(),
+            r#"{"type": "trace-class", "environment": {"k": "v", "n": -3}}"#.to_string(),
+            r#"{"type": "clock-class", "id": "my clock", "frequency": 1000, "offset-from-origin": {"seconds": -2, "cycles": 999}, "origin": "unix-epoch"}"#.to_string(),
+            r#"{"type": "data-stream-class", "default-clock-class-id": "my clock", "event-record-header-field-class": {"type": "structure", "member-classes": [{"name": "ts", "field-class": {"type": "variable-length-unsigned-integer", "roles": ["default-clock-timestamp"]}}]}}"#.to_string(),
+            format!(
+                r#"{{"type": "event-record-class", "name": "ev", "attributes": {{"lttng.org,2009": {{"log-level": "debug:unit", "emf-uri": "x:y"}}}}, "payload-field-class": {{"type": "structure", "member-classes": [{}]}}}}"#,
+                members.join(",")
+            ),
+        ];
+        let mut out = String::new();
+        for f in frags {
+            out.push_str(RS);
+            out.push_str(&f);
+            out.push('\n');
+        }
+        out.into_bytes()
+    }
+
+    #[test]
+    fn every_ctf2_field_class_written_again() {
+        let m = read_metadata(&rich()).unwrap();
+        let text = to_ctf2(&m).unwrap();
+        let back = read_metadata(&text).unwrap();
+        assert_eq!(back, m);
+        let ev = &back.streams[0].events[0];
+        assert_eq!(ev.loglevel, Some(11));
+        assert_eq!(ev.model_emf_uri.as_deref(), Some("x:y"));
+    }
+
+    #[test]
+    fn tsdl_refuses_what_it_cannot_express() {
+        let m = read_metadata(&rich()).unwrap();
+        let e = to_tsdl(&m).unwrap_err();
+        // The first refused field: the event header's LEB128 timestamp.
+        assert!(e.message.contains("variable-length"), "{e}");
+        assert!(
+            e.at.contains("data stream class 0: event record header"),
+            "{e}"
+        );
+        // Each kind named, one at a time.
+        let cases: &[(&str, &str)] = &[
+            (
+                r#"{"type": "fixed-length-boolean", "length": 8, "byte-order": "little-endian"}"#,
+                "a boolean",
+            ),
+            (r#"{"type": "static-length-blob", "length": 2}"#, "a BLOB"),
+            (
+                r#"{"type": "null-terminated-string", "encoding": "utf-16be"}"#,
+                "UTF-16 or UTF-32",
+            ),
+            (r#"{"type": "variable-length-signed-integer"}"#, "LEB128"),
+        ];
+        for (fc, want) in cases {
+            let meta = format!(
+                "{RS}{{\"type\": \"preamble\", \"version\": 2}}{RS}{{\"type\": \"data-stream-class\"}}{RS}{{\"type\": \"event-record-class\", \"name\": \"e\", \"payload-field-class\": {{\"type\": \"structure\", \"member-classes\": [{{\"name\": \"f\", \"field-class\": {fc}}}]}}}}"
+            );
+            let m = read_metadata(meta.as_bytes()).unwrap();
+            let e = to_tsdl(&m).unwrap_err();
+            assert!(e.message.contains(want), "{fc}: {e}");
+            assert!(
+                e.at.contains("event record class `e`") && e.at.contains("`f`"),
+                "{e}"
+            );
+        }
+    }
+
+    /// A CTF 2 trace without the field classes TSDL lacks: its TSDL reads
+    /// into the model with the roles' meanings given by names.
+    #[test]
+    fn tsdl_from_ctf2_names_roles() {
+        let meta = format!(
+            "{RS}{{\"type\": \"preamble\", \"version\": 2, \"uuid\": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}}\
+             {RS}{{\"type\": \"trace-class\", \"packet-header-field-class\": {{\"type\": \"structure\", \"member-classes\": [\
+               {{\"name\": \"m\", \"field-class\": {{\"type\": \"fixed-length-unsigned-integer\", \"length\": 32, \"byte-order\": \"big-endian\", \"alignment\": 8, \"roles\": [\"packet-magic-number\"]}}}},\
+               {{\"name\": \"u\", \"field-class\": {{\"type\": \"static-length-blob\", \"length\": 16, \"roles\": [\"metadata-stream-uuid\"]}}}}]}}}}\
+             {RS}{{\"type\": \"clock-class\", \"id\": \"c-1\", \"frequency\": 100}}\
+             {RS}{{\"type\": \"data-stream-class\", \"default-clock-class-id\": \"c-1\", \"packet-context-field-class\": {{\"type\": \"structure\", \"member-classes\": [\
+               {{\"name\": \"x-size\", \"field-class\": {{\"type\": \"fixed-length-unsigned-integer\", \"length\": 16, \"byte-order\": \"little-endian\", \"roles\": [\"packet-total-length\"]}}}},\
+               {{\"name\": \"b\", \"field-class\": {{\"type\": \"fixed-length-unsigned-integer\", \"length\": 64, \"byte-order\": \"little-endian\", \"roles\": [\"default-clock-timestamp\"]}}}}]}}}}\
+             {RS}{{\"type\": \"event-record-class\", \"name\": \"e\", \"payload-field-class\": {{\"type\": \"structure\", \"member-classes\": [{{\"name\": \"struct\", \"field-class\": {{\"type\": \"null-terminated-string\"}}}}]}}}}"
+        );
+        let m = read_metadata(meta.as_bytes()).unwrap();
+        let text = to_tsdl(&m).unwrap();
+        let back = parse_metadata(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let names = |fc: &Option<FieldClass>| -> Vec<String> {
+            fc.as_ref()
+                .and_then(FieldClass::as_struct)
+                .map_or(Vec::new(), |s| {
+                    s.members.iter().map(|m| m.name.clone()).collect()
+                })
+        };
+        assert_eq!(names(&back.packet_header), ["magic", "uuid"]);
+        assert_eq!(
+            names(&back.streams[0].packet_context),
+            ["packet_size", "timestamp_begin"]
+        );
+        // A keyword gets a `_` (shown without it).
+        assert_eq!(names(&back.streams[0].events[0].payload), ["_struct"]);
+        assert_eq!(back.clocks[0].name, "c_1");
+        assert_eq!(back.uuid, m.uuid);
+        let FieldClass::Struct(pc) = back.streams[0].packet_context.as_ref().unwrap() else {
+            unreachable!()
+        };
+        let FieldClass::Integer(ts) = &pc.members[1].class else {
+            unreachable!()
+        };
+        assert_eq!(ts.mapped_clock.as_deref(), Some("c_1"));
     }
 }
