@@ -1310,8 +1310,7 @@ impl Tsdl<'_> {
         };
         // Member names as `member_name` writes them: walk again.
         let mut cur = root;
-        let mut depth = 0usize;
-        for &i in &r.path {
+        for (depth, &i) in r.path.iter().enumerate() {
             loop {
                 match cur {
                     FieldClass::Array(a) => cur = &a.element,
@@ -1351,7 +1350,6 @@ impl Tsdl<'_> {
                     return Err(self.err(at, "a field reference through an optional"));
                 }
             }
-            depth += 1;
         }
         Ok(out)
     }

@@ -2,8 +2,10 @@
 //! filter, written as CTF traces again.
 //!
 //! Each input trace becomes one output trace (the same relative layout
-//! under the output directory), its metadata copied as it is, each of its
-//! stream files written packet by packet:
+//! under the output directory), its metadata copied as it is (or, for
+//! [`Options::ctf_version`] other than the input's, written again in the
+//! other version by `reef_ctf::metadata::write`: the stream files are the
+//! same in both), each of its stream files written packet by packet:
 //!
 //! - a packet none of whose events the window or the filter drops is
 //!   copied byte for byte (runs of such packets as one in-kernel copy,
