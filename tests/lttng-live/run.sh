@@ -318,7 +318,7 @@ if view_url; then
 		note "skipped: the page in headless Chromium (node, web/node_modules/playwright-core or chromium missing)"
 	fi
 	run_app 40000 # about 2.4 s
-	if msg=$(python3 "$HERE/view_api.py" grow "$VIEW_URL" "$((EXPECTED + E1))" "$APP_PID"); then
+	if msg=$(python3 "$HERE/view_api.py" grow "$VIEW_URL" "$((EXPECTED + E1))" "$APP_PID" "$WORK/rows.json"); then
 		note "ok: reef view: $msg"
 	else
 		bad "reef view: $msg"
@@ -326,7 +326,7 @@ if view_url; then
 	wait "$APP_PID"
 	sleep 0.5
 	end_session "$E"
-	if msg=$(python3 "$HERE/view_api.py" final "$VIEW_URL" "$(disk_copy "$E")"); then
+	if msg=$(python3 "$HERE/view_api.py" final "$VIEW_URL" "$(disk_copy "$E")" "$WORK/rows.json"); then
 		note "ok: reef view, session ended: $msg"
 	else
 		bad "reef view, session ended: $msg"

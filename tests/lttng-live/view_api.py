@@ -1,13 +1,19 @@
 """Checks of `reef view net://...` through its HTTP API, for run.sh.
 
-  view_api.py grow URL EXPECTED PID   while process PID runs: the events
+  view_api.py grow URL EXPECTED PID ROWS
+                                      while process PID runs: the events
                                       the view counts grow (at least two
-                                      growing observations, below EXPECTED)
-  view_api.py final URL TRACE_ROOT    once the session ended and the view
+                                      growing observations, below EXPECTED);
+                                      the last events per row label are
+                                      saved to the file ROWS
+  view_api.py final URL TRACE_ROOT ROWS
+                                      once the session ended and the view
                                       indexed it again: events per name and
                                       per stream equal babeltrace2's on the
                                       traces under TRACE_ROOT (the relay's
-                                      own copy of the session)
+                                      own copy of the session), and each
+                                      row (by label) holds at least the
+                                      events it held live
   view_api.py failed URL              the relay is gone: /api/info says so
                                       (live.state failed, a message) and the
                                       server still serves what it has
@@ -39,8 +45,16 @@ def alive(pid):
         return False
 
 
-def grow(url, expected, pid):
+def per_label(url, end):
+    """The view's events per row label over [0, end)."""
+    labels = {r["id"]: r["label"] for r in api(url, "rows")}
+    win = api(url, "window?from=0&to=%d&width=1" % max(end, 1))
+    return {labels.get(r["id"], str(r["id"])): sum(b[1] for b in r["b"]) for r in win["rows"]}
+
+
+def grow(url, expected, pid, rows_file):
     seen = []
+    last_rows = {}
     while alive(pid):
         try:
             n = api(url, "info")["events"]
@@ -48,7 +62,13 @@ def grow(url, expected, pid):
             n = None
         if n is not None and n > 0 and (not seen or n > seen[-1]):
             seen.append(n)
+            try:
+                last_rows = per_label(url, api(url, "info")["end"] + 1)
+            except OSError:
+                pass
         time.sleep(0.1)
+    with open(rows_file, "w") as f:
+        json.dump(last_rows, f)
     growing = [n for n in seen if n < expected]
     msg = "events in the view while the program ran: %s (of %d)" % (" < ".join(map(str, seen)), expected)
     return len(growing) >= 3, msg
@@ -87,7 +107,7 @@ def bt_reference(root):
     return names, sorted(streams)
 
 
-def final(url, root):
+def final(url, root, rows_file):
     deadline = time.time() + 90
     while True:
         i = api(url, "info")
@@ -111,12 +131,20 @@ def final(url, root):
         probs.append("per name: view %s, babeltrace2 %s" % (names, dict(want_names)))
     if per_row != want_streams:
         probs.append("per stream (sorted): view %s, babeltrace2 %s" % (per_row, want_streams))
+    with open(rows_file) as f:
+        live_rows = json.load(f)
+    final_rows = per_label(url, end)
+    for label, n in sorted(live_rows.items()):
+        if final_rows.get(label, 0) < n:
+            probs.append("row %r: %d events live, %d in the final index" % (label, n, final_rows.get(label, 0)))
+    if not live_rows:
+        probs.append("no row seen live")
     if i["events"] != sum(want_names.values()):
         probs.append("events: view %d, babeltrace2 %d" % (i["events"], sum(want_names.values())))
     if probs:
         return False, "; ".join(probs)
-    return True, "%d events, per name %s, per stream %s: as babeltrace2 on the relay's copy" % (
-        i["events"], dict(sorted(names.items())), per_row)
+    return True, ("%d events, per name %s, per stream %s: as babeltrace2 on the relay's copy; "
+                  "rows live %s, final %s") % (i["events"], dict(sorted(names.items())), per_row, live_rows, final_rows)
 
 
 def failed(url):
@@ -144,9 +172,9 @@ def failed(url):
 def main():
     cmd = sys.argv[1]
     if cmd == "grow":
-        ok, msg = grow(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        ok, msg = grow(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     elif cmd == "final":
-        ok, msg = final(sys.argv[2], sys.argv[3])
+        ok, msg = final(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "failed":
         ok, msg = failed(sys.argv[2])
     else:

@@ -436,6 +436,11 @@ fn receive_lttng(mut read: reef_read::lttng_live::LiveRead, live: &Live) {
                     w.metadata += 1;
                 }
                 w.streams.clone_from(&t.streams);
+                // The final index's order (`Trace::from_class`: paths).
+                w.streams.sort_by(|a, b| {
+                    TraceWriter::stream_path(Path::new(""), a.0)
+                        .cmp(&TraceWriter::stream_path(Path::new(""), b.0))
+                });
                 w.packets = traces.iter().map(|t| t.packets).sum();
                 w.bytes = traces
                     .iter()
@@ -577,6 +582,40 @@ impl LiveIndex {
                     }
                 }
             }
+            // An LTTng session's streams are given in the order the final
+            // index reads them (their files' names), so that rows keep
+            // their labels when it replaces this one; a stream whose first
+            // packet comes after one placed later restarts the index.
+            if self.live.lttng()
+                && written
+                    .streams
+                    .iter()
+                    .zip(&self.files)
+                    .any(|(s, m)| s.0 != m.id)
+            {
+                let r = TraceClass::new(self.meta.clone())
+                    .map_err(|msg| {
+                        reef_read::Error::Trace(reef_ctf::Error::Stream {
+                            path: self.trace_dir.join("metadata"),
+                            offset: 0,
+                            msg,
+                        })
+                    })
+                    .and_then(|class| self.restart(&view, class, sizes));
+                match r {
+                    Ok(v) => {
+                        view = v;
+                        slot.replace(view.clone());
+                        last_bytes = None;
+                    }
+                    Err(e) => {
+                        if let Ok(mut b) = view.base.write() {
+                            b.marks.finish(Phase::Error(e.to_string()));
+                        }
+                        return;
+                    }
+                }
+            }
             if behind || last_bytes != Some(written.bytes) || state != State::Receiving {
                 last_bytes = Some(written.bytes);
                 match self.step(&view, &written, state) {
@@ -649,6 +688,16 @@ impl LiveIndex {
             return Ok(None);
         }
         self.meta = class.meta.clone();
+        self.restart(view, class, sizes).map(Some)
+    }
+
+    /// The index starts over on a new view of the files written so far.
+    fn restart(
+        &mut self,
+        view: &View,
+        class: TraceClass,
+        sizes: Sizes,
+    ) -> Result<Arc<View>, reef_read::Error> {
         let (v, keys, direct, pred) = new_view(&self.trace_dir, class, view.opts.clone(), sizes)?;
         self.files.clear();
         self.applied = None;
@@ -660,7 +709,7 @@ impl LiveIndex {
         self.places.clear();
         self.last_cy.clear();
         self.last_cp = 0;
-        Ok(Some(v))
+        Ok(v)
     }
 
     /// Maps what was written since, then indexes up to the watermark (at
