@@ -365,6 +365,14 @@ start_view "$UF" "$WORK/view-f"
 wait_attached "$F" || bad "reef view did not attach to $F"
 run_app 50000 200 # 10 s of events
 view_url || bad "reef view $UF did not start: $(head -n 3 "$WORK/view.err")"
+E2E=
+if [ -n "$VIEW_URL" ] && command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+	rm -f "$WORK/e2e.ready"
+	timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" failed >"$WORK/e2e.out" 2>&1 &
+	E2E=$!
+	BG+=("$E2E")
+	for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
+fi
 sleep 1.5
 {
 	kill -9 "$RELAY_PID"
@@ -386,6 +394,14 @@ if [ -n "$VIEW_URL" ]; then
 		note "ok: reef view, relay killed: $msg"
 	else
 		bad "reef view, relay killed: $msg"
+	fi
+	if [ -n "$E2E" ]; then
+		if wait "$E2E"; then
+			note "ok: reef view in headless Chromium, relay killed: $(grep -c '^ok' "$WORK/e2e.out") checks"
+		else
+			bad "reef view in headless Chromium, relay killed:"
+		fi
+		sed 's/^/   /' "$WORK/e2e.out" >&2
 	fi
 	kill -0 "$VIEW_PID" 2>/dev/null || bad "reef view exited when the relay was killed: $(head -n 3 "$WORK/view.err")"
 	grep -q panicked "$WORK/view.err" && bad "reef view panicked: $(head -n 3 "$WORK/view.err")"

@@ -6,12 +6,15 @@
 // the traced program:
 //
 //   node tests/view/e2e-lttng-live.mjs VIEW_URL READY_FILE EXPECTED
+//   node tests/view/e2e-lttng-live.mjs VIEW_URL READY_FILE failed
 //
 // Opens VIEW_URL, writes READY_FILE once the page shows the live header
 // (the script then starts the program), waits for events to appear and
 // grow (two growing observations), then for the session's end (the
 // directory indexed again: epoch >= 1) and checks the page's count is
-// EXPECTED. One line per check; exit status 0 only if every check
+// EXPECTED. With `failed` (the script then kills the relay): the header
+// and a banner say the relay was lost, and the page still shows the
+// events received. One line per check; exit status 0 only if every check
 // passed. Screenshots: tests/view/screenshots/lttng-live-*.png.
 
 import { writeFileSync } from 'node:fs';
@@ -23,6 +26,7 @@ if (!url || !readyFile || !expectedArg) {
   process.exit(2);
 }
 const expected = Number(expectedArg);
+const failedMode = expectedArg === 'failed';
 
 async function suite(browser) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
@@ -35,6 +39,28 @@ async function suite(browser) {
   await page.waitForFunction(() => window.reefView && window.reefView.info() && window.reefView.info().live, null, { timeout: 30000 });
   writeFileSync(readyFile, 'ready\n');
   const info = () => page.evaluate(() => window.reefView.info());
+
+  if (failedMode) {
+    await check('the relay killed: the header and a banner say so, the events received stay shown', async () => {
+      await page.waitForFunction(() => window.reefView.info().events > 0, null, { timeout: 30000, polling: 50 });
+      await page.waitForFunction(() => window.reefView.info().live.state === 'failed', null, { timeout: 30000, polling: 50 });
+      await page.waitForFunction(() => !window.reefView.info().live.reindexing && window.reefView.info().state === 'ready', null, { timeout: 30000, polling: 50 });
+      await settle(page);
+      const [header, banner, bannerShown] = await page.evaluate(() => [
+        document.getElementById('live').textContent,
+        document.getElementById('error-text').textContent,
+        !document.getElementById('error').hidden,
+      ]);
+      assert(/^relay net:\/\/\S+ lost \(.+\): showing what was received/.test(header), `header: ${header}`);
+      assert(bannerShown && banner.includes('the live session stopped'), `banner (${bannerShown ? 'shown' : 'hidden'}): ${banner}`);
+      const i = await info();
+      assert(i.events > 0 && (await page.evaluate(() => window.reefView.rows().length)) > 0, `${i.events} events`);
+      await shot(page, 'lttng-live-failed');
+      console.log(`   header: ${header}`);
+    });
+    await check('no error in the page', async () => assertEq(errors.join('\n'), '', 'errors'));
+    return;
+  }
 
   await check('the page shows the session live: the header names it, events appear and grow while the program runs', async () => {
     const i0 = await info();
