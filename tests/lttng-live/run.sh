@@ -33,7 +33,8 @@
 #  5. A fake relay (fake_relay.py) sending garbage or truncated replies at
 #     every step: exit status 1, a clear error, no panic, no hang.
 #  6. `reef view net://...` following a live session (before 4): while
-#     the program runs, the events its /api counts grow, and the page (in
+#     the program runs, the events its /api counts grow, classes enabled
+#     mid-session (the metadata grows) are seen live, and the page (in
 #     headless Chromium, tests/view/e2e-lttng-live.mjs, when node and
 #     playwright-core are there) shows them arriving; once the session
 #     ended, its events per name and per stream equal babeltrace2's on
