@@ -367,6 +367,9 @@ pub(crate) struct Reading {
     /// and an event older than the last one has an unknown delta (as
     /// `reef listen --print` shows it).
     live: bool,
+    /// The messages of the batch being handed out, made all at once: an
+    /// iterator over a list (see `Messages::__iter__`).
+    chunk: Option<Py<PyAny>>,
 }
 
 impl Reading {
@@ -379,13 +382,14 @@ impl Reading {
             last: (None, None),
             done: false,
             live,
+            chunk: None,
         }
     }
 }
 
 /// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
 /// `Discarded` notices. Iterate it once.
-#[pyclass(module = "reef._reef", subclass)]
+#[pyclass(module = "reef._reef", subclass, frozen)]
 pub struct Messages {
     reading: Mutex<Option<Reading>>,
     opts: ReadOptions,
@@ -434,8 +438,42 @@ impl Messages {
         arrow::stream(py, self.opts.clone(), table, batch_rows)
     }
 
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    /// Without `keep`, an iterator that hands out the messages of each
+    /// batch from a list made at once (`itertools.chain` over the lists'
+    /// iterators): the per-message cost is the list's, not a call into
+    /// this module. Its position is this reading's: `next(reading)`, a
+    /// second loop or a loop left by `break` go on where the other left
+    /// off. With `keep`, the reading itself (one call per message).
+    fn __iter__(slf: Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        if slf.get().keep.is_some() {
+            return Ok(slf.into_any().unbind());
+        }
+        let py = slf.py();
+        let chain = CHAIN_FROM_ITERABLE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py
+                .import("itertools")?
+                .getattr("chain")?
+                .getattr("from_iterable")?
+                .unbind())
+        })?;
+        let iter = BUILTIN_ITER.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("builtins")?.getattr("iter")?.unbind())
+        })?;
+        let chunks = iter
+            .bind(py)
+            .call1((slf.getattr("_next_chunk")?, py.None()))?;
+        Ok(chain.bind(py).call1((chunks,))?.unbind())
+    }
+
+    /// An iterator over the next messages (at least one), or None at the
+    /// end: the current chunk while it has messages left, else the next
+    /// batch's messages, made at once.
+    fn _next_chunk(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.reading(py)?;
+        let Some(r) = guard.as_mut() else {
+            return Ok(None);
+        };
+        r.next_chunk(py)
     }
 
     /// The paths this reading was opened with.
@@ -450,7 +488,14 @@ impl Messages {
 
     pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let Some(keep) = &self.keep else {
-            return self.next_message(py, true);
+            let Some(chunk) = self._next_chunk(py)? else {
+                return Ok(None);
+            };
+            // A chunk handed out has a message left.
+            return chunk
+                .bind(py)
+                .call_method0("__next__")
+                .map(|m| Some(m.unbind()));
         };
         loop {
             let Some(m) = self.next_message(py, false)? else {
@@ -482,6 +527,15 @@ impl Messages {
     /// The next message; `commit`: it is handed out (the next event's
     /// delta counts from it), else the caller says so once it is.
     fn next_message(&self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.reading(py)?;
+        let Some(r) = guard.as_mut() else {
+            return Ok(None);
+        };
+        r.next(py, commit)
+    }
+
+    /// The reading, started on first use.
+    fn reading(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<Reading>>> {
         let mut guard = self
             .reading
             .lock()
@@ -497,15 +551,49 @@ impl Messages {
                 .map_err(|e| PyValueError::new_err(format!("starting the reading thread: {e}")))?;
             *guard = Some(Reading::new(rx, n, false));
         }
-        let Some(r) = guard.as_mut() else {
-            return Ok(None);
-        };
-        r.next(py, commit)
+        Ok(guard)
     }
 }
 
 impl Reading {
     pub(crate) fn next(&mut self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
+        if !self.fill(py)? {
+            return Ok(None);
+        }
+        let b = self.batch.clone().expect("filled");
+        let idx = self.at;
+        self.at += 1;
+        self.make(py, &b, idx, commit).map(Some)
+    }
+
+    /// The rest of the current batch (or the next batch) as an iterator
+    /// over a list of messages; None at the end.
+    fn next_chunk(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if let Some(c) = &self.chunk {
+            let left: usize = c.bind(py).call_method0("__length_hint__")?.extract()?;
+            if left > 0 {
+                return Ok(Some(c.clone_ref(py)));
+            }
+            self.chunk = None;
+        }
+        if !self.fill(py)? {
+            return Ok(None);
+        }
+        let b = self.batch.clone().expect("filled");
+        let (from, to) = (self.at, b.recs.len());
+        self.at = to;
+        let mut items = Vec::with_capacity(to - from);
+        for idx in from..to {
+            items.push(self.make(py, &b, idx, true)?);
+        }
+        let it = PyList::new(py, items)?.try_iter()?.into_any().unbind();
+        self.chunk = Some(it.clone_ref(py));
+        Ok(Some(it))
+    }
+
+    /// Makes sure the current batch has a message at `at`: false at the
+    /// end; the reading's error once every message before it was given.
+    fn fill(&mut self, py: Python<'_>) -> PyResult<bool> {
         loop {
             if let Some(b) = &self.batch {
                 if self.at < b.recs.len() {
@@ -514,7 +602,7 @@ impl Reading {
                 self.batch = None;
             }
             if self.done {
-                return Ok(None);
+                return Ok(false);
             }
             let rx = &mut self.rx;
             let got = match rx.try_recv() {
@@ -539,13 +627,22 @@ impl Reading {
                 }
                 Err(_) => {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 }
             }
         }
-        let b = self.batch.as_ref().expect("checked above");
-        let idx = self.at;
-        self.at += 1;
+        Ok(true)
+    }
+
+    /// The message `idx` of `b`; `commit`: it is handed out (the next
+    /// event's delta counts from it).
+    fn make(
+        &mut self,
+        py: Python<'_>,
+        b: &Arc<Batch>,
+        idx: usize,
+        commit: bool,
+    ) -> PyResult<Py<PyAny>> {
         let rec = &b.recs[idx];
         match &rec.kind {
             RecKind::Event(class) => {
@@ -582,18 +679,16 @@ impl Reading {
                 if commit {
                     self.last = (rec.ns, rec.ts);
                 }
-                Ok(Some(Py::new(py, e)?.into_any()))
+                Ok(Py::new(py, e)?.into_any())
             }
-            RecKind::Discarded(_) => Ok(Some(
-                Py::new(
-                    py,
-                    Discarded {
-                        batch: b.clone(),
-                        idx,
-                    },
-                )?
-                .into_any(),
-            )),
+            RecKind::Discarded(_) => Ok(Py::new(
+                py,
+                Discarded {
+                    batch: b.clone(),
+                    idx,
+                },
+            )?
+            .into_any()),
         }
     }
 }
@@ -685,6 +780,10 @@ fn stream_of(shared: &Shared, i: usize, pkt: &Pkt) -> Stream {
 pub struct Event {
     batch: Arc<Batch>,
     idx: usize,
+    /// The event's name.
+    // A struct member (frozen class, `Py` field): read by the interpreter
+    // without a call into this module.
+    #[pyo3(get)]
     name: Py<PyString>,
     /// The previous event's time (ns, cycles): `str(event)`'s delta.
     prev: (Option<i64>, Option<u64>),
@@ -896,6 +995,8 @@ fn skip(plan: &Plan, values: &[Value], n: u32, vi: &mut usize) {
 }
 
 static ENUM_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CHAIN_FROM_ITERABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static BUILTIN_ITER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Values of a scope as Python objects.
 struct Conv<'a, 'py> {
@@ -1050,12 +1151,6 @@ impl Conv<'_, '_> {
 
 #[pymethods]
 impl Event {
-    /// The event's name.
-    #[getter]
-    fn name(&self, py: Python<'_>) -> Py<PyString> {
-        self.name.clone_ref(py)
-    }
-
     /// Nanoseconds from the clock's origin (None: the stream has no clock).
     #[getter]
     fn timestamp(&self) -> Option<i64> {
