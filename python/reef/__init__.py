@@ -92,7 +92,8 @@ def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None, gmt
     language. `keep`: a function of an event, false for the events to skip
     (after `filter`; notices are kept); an exception it raises stops the
     iteration, with a note naming the event. `workers`: decoding threads
-    (default: the CPUs, at most 8). `gmt`: read wall-clock `begin`/`end`
+    (default: 1 for iterating, the Python loop being slower than one; the
+    CPUs, at most 8, for `to_arrow()`). `gmt`: read wall-clock `begin`/`end`
     in UTC rather than the local time zone.
     """
     return Reading(_paths(paths), begin, end, filter, workers, keep, gmt)

@@ -171,27 +171,54 @@ impl Views {
     }
 }
 
-/// The packet `c` is in, shared with the previous message of its stream
-/// (`last`) when it is the same.
-pub(crate) fn packet_of(last: &mut Option<Arc<Pkt>>, c: &StreamCursor) -> Arc<Pkt> {
-    let same = last.as_ref().is_some_and(|p| {
-        p.packets_read == c.packets_read
-            && p.info.offset == c.packet.offset
-            && match (&p.file, c.file()) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
-    });
-    if !same {
-        *last = Some(Arc::new(Pkt {
-            file: c.file().cloned(),
-            info: c.packet.clone(),
-            ctx: c.packet_context.clone(),
-            packets_read: c.packets_read,
-        }));
+/// The packets of the messages being put in batches: each packet is
+/// copied once, and stored once in each batch holding its messages.
+#[derive(Default)]
+pub(crate) struct Packets {
+    /// Per stream, its current packet.
+    last: Vec<Option<Arc<Pkt>>>,
+    /// Per stream, the index of its current packet in the batch being
+    /// filled (`u32::MAX`: not there yet).
+    at: Vec<u32>,
+}
+
+impl Packets {
+    /// The index in `pkts` (the batch's packets) of the packet `c` is in,
+    /// for stream `i`.
+    pub(crate) fn index(&mut self, i: usize, c: &StreamCursor, pkts: &mut Vec<Arc<Pkt>>) -> u32 {
+        if self.last.len() <= i {
+            self.last.resize_with(i + 1, || None);
+            self.at.resize(i + 1, u32::MAX);
+        }
+        let same = self.last[i].as_ref().is_some_and(|p| {
+            p.packets_read == c.packets_read
+                && p.info.offset == c.packet.offset
+                && match (&p.file, c.file()) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if !same {
+            self.last[i] = Some(Arc::new(Pkt {
+                file: c.file().cloned(),
+                info: c.packet.clone(),
+                ctx: c.packet_context.clone(),
+                packets_read: c.packets_read,
+            }));
+            self.at[i] = u32::MAX;
+        }
+        if self.at[i] == u32::MAX {
+            pkts.push(self.last[i].clone().expect("set above"));
+            self.at[i] = (pkts.len() - 1) as u32;
+        }
+        self.at[i]
     }
-    last.clone().expect("set above")
+
+    /// A new batch begins: its packets are stored anew.
+    pub(crate) fn new_batch(&mut self) {
+        self.at.fill(u32::MAX);
+    }
 }
 
 impl Shared {
@@ -229,7 +256,8 @@ pub(crate) struct Rec {
     pub(crate) offset: u64,
     pub(crate) body: u64,
     pub(crate) end: u64,
-    pub(crate) pkt: Arc<Pkt>,
+    /// Its packet, in `Batch::pkts`.
+    pub(crate) pkt: u32,
 }
 
 pub(crate) enum RecKind {
@@ -253,6 +281,56 @@ pub(crate) struct Batch {
     pub(crate) shared: Arc<Shared>,
     pub(crate) recs: Vec<Rec>,
     pub(crate) values: Vec<Value>,
+    pub(crate) pkts: Vec<Arc<Pkt>>,
+    /// Where its vectors go when it is dropped, for the reading thread to
+    /// fill again (no allocation, no fresh pages per batch).
+    pub(crate) pool: Option<Arc<Pool>>,
+}
+
+/// Emptied batch vectors, kept for reuse (a few).
+pub(crate) type Pool = Mutex<Vec<(Vec<Rec>, Vec<Value>, Vec<Arc<Pkt>>)>>;
+
+impl Batch {
+    pub(crate) fn pkt(&self, rec: &Rec) -> &Pkt {
+        &self.pkts[rec.pkt as usize]
+    }
+
+    /// An empty batch, with vectors from `pool` when it has some.
+    fn fresh(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Batch {
+        let reused = pool.lock().ok().and_then(|mut p| p.pop());
+        let (recs, values, pkts) = reused.unwrap_or_else(|| {
+            (
+                Vec::with_capacity(BATCH),
+                Vec::with_capacity(BATCH * 8),
+                Vec::new(),
+            )
+        });
+        Batch {
+            shared: shared.clone(),
+            recs,
+            values,
+            pkts,
+            pool: Some(pool.clone()),
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        let mut recs = std::mem::take(&mut self.recs);
+        let mut values = std::mem::take(&mut self.values);
+        let mut pkts = std::mem::take(&mut self.pkts);
+        recs.clear();
+        values.clear();
+        pkts.clear();
+        let mut p = pool.lock().unwrap_or_else(|e| e.into_inner());
+        if p.len() < AHEAD + 2 {
+            p.push((recs, values, pkts));
+        }
+    }
 }
 
 /// Messages per batch, and batches read ahead: the reading thread runs
@@ -265,14 +343,9 @@ pub(crate) type Sent = Result<Batch, reef_read::Error>;
 /// The reading thread: reads `src` into batches until the end, an error
 /// (sent after the batches before it) or the receiver's departure.
 fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSender<Sent>) {
-    let n = shared.streams.len();
-    let mut pkts: Vec<Option<Arc<Pkt>>> = (0..n).map(|_| None).collect();
-    let fresh = |shared: &Arc<Shared>| Batch {
-        shared: shared.clone(),
-        recs: Vec::with_capacity(BATCH),
-        values: Vec::with_capacity(BATCH * 8),
-    };
-    let mut b = fresh(&shared);
+    let mut packets = Packets::default();
+    let pool: Arc<Pool> = Arc::default();
+    let mut b = Batch::fresh(&shared, &pool);
     loop {
         let m = match src.next() {
             Ok(Some(m)) => m,
@@ -287,7 +360,7 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
         };
         let i = m.stream;
         let c = m.cursor;
-        let pkt = packet_of(&mut pkts[i], c);
+        let pkt = packets.index(i, c, &mut b.pkts);
         let ev = &c.event;
         let start = b.values.len();
         let kind = match m.item {
@@ -315,7 +388,8 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
             if tx.send(Ok(b)).is_err() {
                 return;
             }
-            b = fresh(&shared);
+            b = Batch::fresh(&shared, &pool);
+            packets.new_batch();
         }
     }
     if !b.recs.is_empty() {
@@ -541,7 +615,12 @@ impl Messages {
             .lock()
             .map_err(|_| PyValueError::new_err("reading poisoned"))?;
         if guard.is_none() {
-            let src = open_source(py, &self.opts)?;
+            // One decoding thread by default: the Python loop, on its own
+            // core, is slower than it; more threads would only take CPU
+            // from it (and from the rest of the machine).
+            let mut opts = self.opts.clone();
+            opts.workers = opts.workers.or(Some(1));
+            let src = open_source(py, &opts)?;
             let shared = Arc::new(Shared::new(&src));
             let n = shared.streams.len();
             let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
@@ -817,7 +896,7 @@ impl Event {
         let d = &shared.streams[rec.stream as usize];
         let (cur, shown) =
             slot.get_or_insert_with(|| (StreamCursor::new(d.trace.clone(), d.source), None));
-        let pkt = &rec.pkt;
+        let pkt = &self.batch.pkts[rec.pkt as usize];
         if !shown.as_ref().is_some_and(|p| Arc::ptr_eq(p, pkt)) {
             if let Some(file) = &pkt.file {
                 cur.present_packet(file, &pkt.info, &pkt.ctx, pkt.packets_read);
@@ -861,12 +940,16 @@ impl Event {
             Scope::StreamContext => (&sp.event_common_context, &v[b[0]..b[1]]),
             Scope::Context => (&ep.context, &v[b[1]..b[2]]),
             Scope::Payload => (&ep.payload, &v[b[2]..b[3]]),
-            Scope::PacketContext => (&sp.packet_context, &rec.pkt.ctx),
+            Scope::PacketContext => (&sp.packet_context, &self.batch.pkt(rec).ctx),
         }
     }
 
     fn data(&self) -> &[u8] {
-        self.rec().pkt.file.as_deref().map_or(&[], |f| f.data())
+        self.batch
+            .pkt(self.rec())
+            .file
+            .as_deref()
+            .map_or(&[], |f| f.data())
     }
 
     fn scope_dict(&self, py: Python<'_>, sc: Scope) -> PyResult<Py<PyAny>> {
@@ -1167,7 +1250,7 @@ impl Event {
     #[getter]
     fn stream(&self) -> Stream {
         let r = self.rec();
-        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
+        stream_of(&self.batch.shared, r.stream as usize, self.batch.pkt(r))
     }
 
     /// Byte offset of the event in its stream file.
@@ -1313,7 +1396,7 @@ impl Discarded {
     #[getter]
     fn stream(&self) -> Stream {
         let r = &self.batch.recs[self.idx];
-        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
+        stream_of(&self.batch.shared, r.stream as usize, self.batch.pkt(r))
     }
 
     /// babeltrace2's warning, as `reef print` writes it on stderr.
