@@ -48,6 +48,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value as J};
 
+use super::json::Roots;
 use crate::model::*;
 
 /// A model that the other form cannot express: where (the fragment or
@@ -60,30 +61,6 @@ pub struct TranslateError {
 }
 
 type R<T> = Result<T, TranslateError>;
-
-/// The roots of the scopes an event record class sees.
-#[derive(Default, Clone, Copy)]
-struct Roots<'a> {
-    ph: Option<&'a FieldClass>,
-    pc: Option<&'a FieldClass>,
-    eh: Option<&'a FieldClass>,
-    ecc: Option<&'a FieldClass>,
-    esc: Option<&'a FieldClass>,
-    ep: Option<&'a FieldClass>,
-}
-
-impl<'a> Roots<'a> {
-    fn get(&self, s: Scope) -> Option<&'a FieldClass> {
-        match s {
-            Scope::PacketHeader => self.ph,
-            Scope::PacketContext => self.pc,
-            Scope::EventHeader => self.eh,
-            Scope::EventCommonContext => self.ecc,
-            Scope::EventSpecificContext => self.esc,
-            Scope::EventPayload => self.ep,
-        }
-    }
-}
 
 /// A member's name as babeltrace2 shows it: one leading `_` dropped (the
 /// model keeps TSDL names; CTF 2 names are shown as they are).
