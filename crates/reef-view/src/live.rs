@@ -208,12 +208,24 @@ pub fn start(
     opts: ReadOptions,
     sizes: Sizes,
 ) -> Result<Arc<Slot>, reef_read::Error> {
+    in_dir(out, |dir, kept| {
+        start_in(addr, dir, kept, wait, opts, sizes)
+    })
+}
+
+/// Runs `start` with the directory that receives a live trace (`out`, or
+/// one in the temporary directory) and whether it is kept; a temporary
+/// one is removed when `start` fails.
+fn in_dir(
+    out: Option<PathBuf>,
+    start: impl FnOnce(PathBuf, bool) -> Result<Arc<Slot>, reef_read::Error>,
+) -> Result<Arc<Slot>, reef_read::Error> {
     let kept = out.is_some();
     let dir = match out {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("reef-view-live-{}", std::process::id())),
     };
-    let r = start_in(addr, dir.clone(), kept, wait, opts, sizes);
+    let r = start(dir.clone(), kept);
     if r.is_err() && !kept {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -257,12 +269,7 @@ pub fn start_lttng(
     opts: ReadOptions,
     sizes: Sizes,
 ) -> Result<Arc<Slot>, reef_read::Error> {
-    let kept = out.is_some();
-    let dir = match out {
-        Some(d) => d,
-        None => std::env::temp_dir().join(format!("reef-view-live-{}", std::process::id())),
-    };
-    let r = (|| {
+    in_dir(out, |dir, kept| {
         let read =
             reef_read::lttng_live::LiveRead::open_dir(url, opts.live_action, &opts, Some(&dir))?;
         let dir = std::path::absolute(&dir).unwrap_or(dir.clone());
@@ -277,11 +284,7 @@ pub fn start_lttng(
             .spawn(move || receive_lttng(read, &l))
             .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(&dir, e)))?;
         follow(live, wait, opts, sizes)
-    })();
-    if r.is_err() && !kept {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    r
+    })
 }
 
 /// Waits for the metadata, then makes the view and starts indexing.

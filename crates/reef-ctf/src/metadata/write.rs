@@ -460,6 +460,31 @@ impl Ctf2<'_> {
     }
 
     /// A field class. `place`: the member it is the class of (for roles).
+    /// A static- or dynamic-length (`kind`) array of `element`, or string
+    /// when its elements are text bytes, without its length.
+    fn array(
+        &self,
+        kind: &str,
+        element: &FieldClass,
+        min_align: u32,
+        (roots, scope, at, place): (&Roots, Scope, &str, Option<&Place>),
+    ) -> R<Map<String, J>> {
+        let mut o = Map::new();
+        if is_text(element) && min_align <= 8 {
+            o.insert("type".into(), json!(format!("{kind}-string")));
+        } else {
+            o.insert("type".into(), json!(format!("{kind}-array")));
+            o.insert(
+                "element-field-class".into(),
+                self.fc(element, roots, scope, at, nested(place))?,
+            );
+            if min_align > 1 {
+                o.insert("minimum-alignment".into(), json!(min_align));
+            }
+        }
+        Ok(o)
+    }
+
     fn fc(
         &self,
         fc: &FieldClass,
@@ -653,36 +678,22 @@ impl Ctf2<'_> {
                 J::Object(o)
             }
             FieldClass::Array(a) => {
-                let mut o = Map::new();
-                if is_text(&a.element) && a.min_align <= 8 {
-                    o.insert("type".into(), json!("static-length-string"));
-                } else {
-                    o.insert("type".into(), json!("static-length-array"));
-                    o.insert(
-                        "element-field-class".into(),
-                        self.fc(&a.element, roots, scope, at, nested(place))?,
-                    );
-                    if a.min_align > 1 {
-                        o.insert("minimum-alignment".into(), json!(a.min_align));
-                    }
-                }
+                let mut o = self.array(
+                    "static-length",
+                    &a.element,
+                    a.min_align,
+                    (roots, scope, at, place),
+                )?;
                 o.insert("length".into(), json!(a.length));
                 J::Object(o)
             }
             FieldClass::Sequence(s) => {
-                let mut o = Map::new();
-                if is_text(&s.element) && s.min_align <= 8 {
-                    o.insert("type".into(), json!("dynamic-length-string"));
-                } else {
-                    o.insert("type".into(), json!("dynamic-length-array"));
-                    o.insert(
-                        "element-field-class".into(),
-                        self.fc(&s.element, roots, scope, at, nested(place))?,
-                    );
-                    if s.min_align > 1 {
-                        o.insert("minimum-alignment".into(), json!(s.min_align));
-                    }
-                }
+                let mut o = self.array(
+                    "dynamic-length",
+                    &s.element,
+                    s.min_align,
+                    (roots, scope, at, place),
+                )?;
                 o.insert(
                     "length-field-location".into(),
                     self.location(&s.length, roots, at)?,
