@@ -8,7 +8,8 @@
 # in ~/.cache/reef-bench/reader; recorded first if missing, which needs
 # LTTng: see bench/reader/run.sh). ITERS=N makes 4 N events per trace.
 #
-#   bash bench/python/run.sh               RUNS=3 for reef, 1 for bt2
+#   bash bench/python/run.sh               RUNS=3 for reef, 1 for bt2, in
+#                                          interleaved rounds
 #   RUNS=5 BT2_RUNS=3 bash bench/python/run.sh
 #   VENV=/tmp/reef-py-venv                 the venv (made, with the package
 #                                          installed by pip from ./python)
@@ -65,24 +66,28 @@ PY
 }
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; bt2 $(/usr/bin/python3 -c 'import bt2; print(bt2.__version__)'); reef $("$VENV/bin/python" -c 'import reef; print(reef.__version__)')"
+echo "Load average (1, 5, 15 min) at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| trace | what | median s | events/s | bt2 / reef | peak RSS MiB |"
 echo "|---|---|---|---|---|---|"
 for kind in lttng libreef; do
 	trace="$CACHE/$kind-$ITERS"
 	counts=$(mktemp)
-	# bt2 first: its counts are the reference for reef's.
-	bt=()
-	for _ in $(seq "$BT2_RUNS"); do
-		bt+=("$(measure /usr/bin/python3 bt2 "$trace" "" "$counts")")
-	done
-	rf=()
-	for _ in $(seq "$RUNS"); do
-		rf+=("$(measure "$VENV/bin/python" reef "$trace" "$counts")")
-	done
-	ar=()
-	for _ in $(seq "$RUNS"); do
-		ar+=("$(arrow_measure "$trace")")
+	# Interleaved rounds (the machine's load drifts: each round sees the
+	# same); bt2 first: its first counts are the reference for reef's.
+	bt=() rf=() ar=()
+	for round in $(seq $((RUNS > BT2_RUNS ? RUNS : BT2_RUNS))); do
+		if [ "$round" -le "$BT2_RUNS" ]; then
+			if [ "$round" = 1 ]; then
+				bt+=("$(measure /usr/bin/python3 bt2 "$trace" "" "$counts")")
+			else
+				bt+=("$(measure /usr/bin/python3 bt2 "$trace" "$counts")")
+			fi
+		fi
+		if [ "$round" -le "$RUNS" ]; then
+			rf+=("$(measure "$VENV/bin/python" reef "$trace" "$counts")")
+			ar+=("$(arrow_measure "$trace")")
+		fi
 	done
 	n=$("$VENV/bin/python" -c 'import json,sys; print(sum(json.load(open(sys.argv[1])).values()))' "$counts")
 	bs=$(printf '%s\n' "${bt[@]}" | awk '{print $1}' | median)
@@ -98,4 +103,9 @@ for kind in lttng libreef; do
 	echo "| | reef: count per name | $rs | $(rate "$rs") | $(awk -v a="$bs" -v b="$rs" 'BEGIN {printf "%.1fx", a / b}') | $rrss |"
 	echo "| | reef: to_arrow() events table, streamed | $as | $(rate "$as") | | $arss |"
 	rm -f "$counts"
+	ALL="${ALL:-}$kind runs (s): bt2 $(printf '%s\n' "${bt[@]}" | awk '{printf "%s ", $1}')/ reef $(printf '%s\n' "${rf[@]}" | awk '{printf "%s ", $1}')/ to_arrow $(printf '%s\n' "${ar[@]}" | awk '{printf "%s ", $1}')
+"
 done
+echo
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s' "$ALL"

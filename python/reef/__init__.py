@@ -92,7 +92,8 @@ def open(*paths, begin=None, end=None, filter=None, workers=None, keep=None, gmt
     language. `keep`: a function of an event, false for the events to skip
     (after `filter`; notices are kept); an exception it raises stops the
     iteration, with a note naming the event. `workers`: decoding threads
-    (default: the CPUs, at most 8). `gmt`: read wall-clock `begin`/`end`
+    (default: 1 for iterating, the Python loop being slower than one; the
+    CPUs, at most 8, for `to_arrow()`). `gmt`: read wall-clock `begin`/`end`
     in UTC rather than the local time zone.
     """
     return Reading(_paths(paths), begin, end, filter, workers, keep, gmt)
@@ -125,7 +126,7 @@ def stats(*paths, begin=None, end=None, filter=None, workers=None):
 
 def activities(*paths, begin=None, end=None, key=None, filter=None, start=None,
                stop=None, workers=None, log=True, stats=True, freq=None,
-               top=None, decoder=None):
+               top=None, decoder=None, keep=None):
     """What `reef activities --json` gives: `begin`/`end` are the
     `--begin`/`--end` expressions, `key` the `--key` fields, `start`/`stop`
     the `--from`/`--to` times, `freq` the `--freq-resolution` when a
@@ -139,12 +140,24 @@ def activities(*paths, begin=None, end=None, key=None, filter=None, start=None,
     tuple `(name, begin, end, row, attributes)` (row and attributes
     optional), or a dict or object with those names: begin and end in ns
     from the origin, `row` the group its statistics are counted in (as
-    `--key`'s values), `attributes` a dict (the log's captures)."""
+    `--key`'s values), `attributes` a dict (the log's captures).
+
+    `keep`: a function of an event, false for the events the decoder must
+    not see (after `filter`, as `reef.open`'s); a script given as
+    `decoder` brings its own `keep(event)` when it defines one. It is
+    called once per event even when the reports read the trace twice
+    (`freq`): the later passes reuse its verdicts."""
     if decoder is not None:
         if not isinstance(decoder, type):
-            decoder = decoder_of(load_script(decoder))
-        r = Reading(_paths(paths), start, stop, filter, workers)
+            ns = load_script(decoder)
+            decoder = decoder_of(ns)
+            if keep is None and callable(ns.get("keep")):
+                keep = ns["keep"]
+        r = Reading(_paths(paths), start, stop, filter, workers, keep)
         return _reef.decode_activities(r, decoder, log, stats, freq, top)
+    if keep is not None:
+        raise TypeError("activities(keep=...) applies to a decoder; with begin/end "
+                        "expressions use filter=, or `reef activities --script`")
     if begin is None or end is None:
         raise TypeError("activities() needs begin and end expressions, or a decoder")
     return _reef.activities(_paths(paths), begin, end, key, filter, start,

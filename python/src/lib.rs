@@ -171,27 +171,54 @@ impl Views {
     }
 }
 
-/// The packet `c` is in, shared with the previous message of its stream
-/// (`last`) when it is the same.
-pub(crate) fn packet_of(last: &mut Option<Arc<Pkt>>, c: &StreamCursor) -> Arc<Pkt> {
-    let same = last.as_ref().is_some_and(|p| {
-        p.packets_read == c.packets_read
-            && p.info.offset == c.packet.offset
-            && match (&p.file, c.file()) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
-    });
-    if !same {
-        *last = Some(Arc::new(Pkt {
-            file: c.file().cloned(),
-            info: c.packet.clone(),
-            ctx: c.packet_context.clone(),
-            packets_read: c.packets_read,
-        }));
+/// The packets of the messages being put in batches: each packet is
+/// copied once, and stored once in each batch holding its messages.
+#[derive(Default)]
+pub(crate) struct Packets {
+    /// Per stream, its current packet.
+    last: Vec<Option<Arc<Pkt>>>,
+    /// Per stream, the index of its current packet in the batch being
+    /// filled (`u32::MAX`: not there yet).
+    at: Vec<u32>,
+}
+
+impl Packets {
+    /// The index in `pkts` (the batch's packets) of the packet `c` is in,
+    /// for stream `i`.
+    pub(crate) fn index(&mut self, i: usize, c: &StreamCursor, pkts: &mut Vec<Arc<Pkt>>) -> u32 {
+        if self.last.len() <= i {
+            self.last.resize_with(i + 1, || None);
+            self.at.resize(i + 1, u32::MAX);
+        }
+        let same = self.last[i].as_ref().is_some_and(|p| {
+            p.packets_read == c.packets_read
+                && p.info.offset == c.packet.offset
+                && match (&p.file, c.file()) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if !same {
+            self.last[i] = Some(Arc::new(Pkt {
+                file: c.file().cloned(),
+                info: c.packet.clone(),
+                ctx: c.packet_context.clone(),
+                packets_read: c.packets_read,
+            }));
+            self.at[i] = u32::MAX;
+        }
+        if self.at[i] == u32::MAX {
+            pkts.push(self.last[i].clone().expect("set above"));
+            self.at[i] = (pkts.len() - 1) as u32;
+        }
+        self.at[i]
     }
-    last.clone().expect("set above")
+
+    /// A new batch begins: its packets are stored anew.
+    pub(crate) fn new_batch(&mut self) {
+        self.at.fill(u32::MAX);
+    }
 }
 
 impl Shared {
@@ -229,7 +256,8 @@ pub(crate) struct Rec {
     pub(crate) offset: u64,
     pub(crate) body: u64,
     pub(crate) end: u64,
-    pub(crate) pkt: Arc<Pkt>,
+    /// Its packet, in `Batch::pkts`.
+    pub(crate) pkt: u32,
 }
 
 pub(crate) enum RecKind {
@@ -253,6 +281,56 @@ pub(crate) struct Batch {
     pub(crate) shared: Arc<Shared>,
     pub(crate) recs: Vec<Rec>,
     pub(crate) values: Vec<Value>,
+    pub(crate) pkts: Vec<Arc<Pkt>>,
+    /// Where its vectors go when it is dropped, for the reading thread to
+    /// fill again (no allocation, no fresh pages per batch).
+    pub(crate) pool: Option<Arc<Pool>>,
+}
+
+/// Emptied batch vectors, kept for reuse (a few).
+pub(crate) type Pool = Mutex<Vec<(Vec<Rec>, Vec<Value>, Vec<Arc<Pkt>>)>>;
+
+impl Batch {
+    pub(crate) fn pkt(&self, rec: &Rec) -> &Pkt {
+        &self.pkts[rec.pkt as usize]
+    }
+
+    /// An empty batch, with vectors from `pool` when it has some.
+    fn fresh(shared: &Arc<Shared>, pool: &Arc<Pool>) -> Batch {
+        let reused = pool.lock().ok().and_then(|mut p| p.pop());
+        let (recs, values, pkts) = reused.unwrap_or_else(|| {
+            (
+                Vec::with_capacity(BATCH),
+                Vec::with_capacity(BATCH * 8),
+                Vec::new(),
+            )
+        });
+        Batch {
+            shared: shared.clone(),
+            recs,
+            values,
+            pkts,
+            pool: Some(pool.clone()),
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        let mut recs = std::mem::take(&mut self.recs);
+        let mut values = std::mem::take(&mut self.values);
+        let mut pkts = std::mem::take(&mut self.pkts);
+        recs.clear();
+        values.clear();
+        pkts.clear();
+        let mut p = pool.lock().unwrap_or_else(|e| e.into_inner());
+        if p.len() < AHEAD + 2 {
+            p.push((recs, values, pkts));
+        }
+    }
 }
 
 /// Messages per batch, and batches read ahead: the reading thread runs
@@ -265,14 +343,9 @@ pub(crate) type Sent = Result<Batch, reef_read::Error>;
 /// The reading thread: reads `src` into batches until the end, an error
 /// (sent after the batches before it) or the receiver's departure.
 fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSender<Sent>) {
-    let n = shared.streams.len();
-    let mut pkts: Vec<Option<Arc<Pkt>>> = (0..n).map(|_| None).collect();
-    let fresh = |shared: &Arc<Shared>| Batch {
-        shared: shared.clone(),
-        recs: Vec::with_capacity(BATCH),
-        values: Vec::with_capacity(BATCH * 8),
-    };
-    let mut b = fresh(&shared);
+    let mut packets = Packets::default();
+    let pool: Arc<Pool> = Arc::default();
+    let mut b = Batch::fresh(&shared, &pool);
     loop {
         let m = match src.next() {
             Ok(Some(m)) => m,
@@ -287,7 +360,7 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
         };
         let i = m.stream;
         let c = m.cursor;
-        let pkt = packet_of(&mut pkts[i], c);
+        let pkt = packets.index(i, c, &mut b.pkts);
         let ev = &c.event;
         let start = b.values.len();
         let kind = match m.item {
@@ -315,7 +388,8 @@ fn read_ahead(mut src: Source, shared: Arc<Shared>, tx: std::sync::mpsc::SyncSen
             if tx.send(Ok(b)).is_err() {
                 return;
             }
-            b = fresh(&shared);
+            b = Batch::fresh(&shared, &pool);
+            packets.new_batch();
         }
     }
     if !b.recs.is_empty() {
@@ -367,6 +441,9 @@ pub(crate) struct Reading {
     /// and an event older than the last one has an unknown delta (as
     /// `reef listen --print` shows it).
     live: bool,
+    /// The messages of the batch being handed out, made all at once: an
+    /// iterator over a list (see `Messages::__iter__`).
+    chunk: Option<Py<PyAny>>,
 }
 
 impl Reading {
@@ -379,13 +456,14 @@ impl Reading {
             last: (None, None),
             done: false,
             live,
+            chunk: None,
         }
     }
 }
 
 /// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
 /// `Discarded` notices. Iterate it once.
-#[pyclass(module = "reef._reef", subclass)]
+#[pyclass(module = "reef._reef", subclass, frozen)]
 pub struct Messages {
     reading: Mutex<Option<Reading>>,
     opts: ReadOptions,
@@ -434,8 +512,42 @@ impl Messages {
         arrow::stream(py, self.opts.clone(), table, batch_rows)
     }
 
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    /// Without `keep`, an iterator that hands out the messages of each
+    /// batch from a list made at once (`itertools.chain` over the lists'
+    /// iterators): the per-message cost is the list's, not a call into
+    /// this module. Its position is this reading's: `next(reading)`, a
+    /// second loop or a loop left by `break` go on where the other left
+    /// off. With `keep`, the reading itself (one call per message).
+    fn __iter__(slf: Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        if slf.get().keep.is_some() {
+            return Ok(slf.into_any().unbind());
+        }
+        let py = slf.py();
+        let chain = CHAIN_FROM_ITERABLE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py
+                .import("itertools")?
+                .getattr("chain")?
+                .getattr("from_iterable")?
+                .unbind())
+        })?;
+        let iter = BUILTIN_ITER.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("builtins")?.getattr("iter")?.unbind())
+        })?;
+        let chunks = iter
+            .bind(py)
+            .call1((slf.getattr("_next_chunk")?, py.None()))?;
+        Ok(chain.bind(py).call1((chunks,))?.unbind())
+    }
+
+    /// An iterator over the next messages (at least one), or None at the
+    /// end: the current chunk while it has messages left, else the next
+    /// batch's messages, made at once.
+    fn _next_chunk(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.reading(py)?;
+        let Some(r) = guard.as_mut() else {
+            return Ok(None);
+        };
+        r.next_chunk(py)
     }
 
     /// The paths this reading was opened with.
@@ -450,7 +562,14 @@ impl Messages {
 
     pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let Some(keep) = &self.keep else {
-            return self.next_message(py, true);
+            let Some(chunk) = self._next_chunk(py)? else {
+                return Ok(None);
+            };
+            // A chunk handed out has a message left.
+            return chunk
+                .bind(py)
+                .call_method0("__next__")
+                .map(|m| Some(m.unbind()));
         };
         loop {
             let Some(m) = self.next_message(py, false)? else {
@@ -482,12 +601,26 @@ impl Messages {
     /// The next message; `commit`: it is handed out (the next event's
     /// delta counts from it), else the caller says so once it is.
     fn next_message(&self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.reading(py)?;
+        let Some(r) = guard.as_mut() else {
+            return Ok(None);
+        };
+        r.next(py, commit)
+    }
+
+    /// The reading, started on first use.
+    fn reading(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<Reading>>> {
         let mut guard = self
             .reading
             .lock()
             .map_err(|_| PyValueError::new_err("reading poisoned"))?;
         if guard.is_none() {
-            let src = open_source(py, &self.opts)?;
+            // One decoding thread by default: the Python loop, on its own
+            // core, is slower than it; more threads would only take CPU
+            // from it (and from the rest of the machine).
+            let mut opts = self.opts.clone();
+            opts.workers = opts.workers.or(Some(1));
+            let src = open_source(py, &opts)?;
             let shared = Arc::new(Shared::new(&src));
             let n = shared.streams.len();
             let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
@@ -497,15 +630,49 @@ impl Messages {
                 .map_err(|e| PyValueError::new_err(format!("starting the reading thread: {e}")))?;
             *guard = Some(Reading::new(rx, n, false));
         }
-        let Some(r) = guard.as_mut() else {
-            return Ok(None);
-        };
-        r.next(py, commit)
+        Ok(guard)
     }
 }
 
 impl Reading {
     pub(crate) fn next(&mut self, py: Python<'_>, commit: bool) -> PyResult<Option<Py<PyAny>>> {
+        if !self.fill(py)? {
+            return Ok(None);
+        }
+        let b = self.batch.clone().expect("filled");
+        let idx = self.at;
+        self.at += 1;
+        self.make(py, &b, idx, commit).map(Some)
+    }
+
+    /// The rest of the current batch (or the next batch) as an iterator
+    /// over a list of messages; None at the end.
+    fn next_chunk(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if let Some(c) = &self.chunk {
+            let left: usize = c.bind(py).call_method0("__length_hint__")?.extract()?;
+            if left > 0 {
+                return Ok(Some(c.clone_ref(py)));
+            }
+            self.chunk = None;
+        }
+        if !self.fill(py)? {
+            return Ok(None);
+        }
+        let b = self.batch.clone().expect("filled");
+        let (from, to) = (self.at, b.recs.len());
+        self.at = to;
+        let mut items = Vec::with_capacity(to - from);
+        for idx in from..to {
+            items.push(self.make(py, &b, idx, true)?);
+        }
+        let it = PyList::new(py, items)?.try_iter()?.into_any().unbind();
+        self.chunk = Some(it.clone_ref(py));
+        Ok(Some(it))
+    }
+
+    /// Makes sure the current batch has a message at `at`: false at the
+    /// end; the reading's error once every message before it was given.
+    fn fill(&mut self, py: Python<'_>) -> PyResult<bool> {
         loop {
             if let Some(b) = &self.batch {
                 if self.at < b.recs.len() {
@@ -514,7 +681,7 @@ impl Reading {
                 self.batch = None;
             }
             if self.done {
-                return Ok(None);
+                return Ok(false);
             }
             let rx = &mut self.rx;
             let got = match rx.try_recv() {
@@ -539,13 +706,22 @@ impl Reading {
                 }
                 Err(_) => {
                     self.done = true;
-                    return Ok(None);
+                    return Ok(false);
                 }
             }
         }
-        let b = self.batch.as_ref().expect("checked above");
-        let idx = self.at;
-        self.at += 1;
+        Ok(true)
+    }
+
+    /// The message `idx` of `b`; `commit`: it is handed out (the next
+    /// event's delta counts from it).
+    fn make(
+        &mut self,
+        py: Python<'_>,
+        b: &Arc<Batch>,
+        idx: usize,
+        commit: bool,
+    ) -> PyResult<Py<PyAny>> {
         let rec = &b.recs[idx];
         match &rec.kind {
             RecKind::Event(class) => {
@@ -582,18 +758,16 @@ impl Reading {
                 if commit {
                     self.last = (rec.ns, rec.ts);
                 }
-                Ok(Some(Py::new(py, e)?.into_any()))
+                Ok(Py::new(py, e)?.into_any())
             }
-            RecKind::Discarded(_) => Ok(Some(
-                Py::new(
-                    py,
-                    Discarded {
-                        batch: b.clone(),
-                        idx,
-                    },
-                )?
-                .into_any(),
-            )),
+            RecKind::Discarded(_) => Ok(Py::new(
+                py,
+                Discarded {
+                    batch: b.clone(),
+                    idx,
+                },
+            )?
+            .into_any()),
         }
     }
 }
@@ -685,6 +859,10 @@ fn stream_of(shared: &Shared, i: usize, pkt: &Pkt) -> Stream {
 pub struct Event {
     batch: Arc<Batch>,
     idx: usize,
+    /// The event's name.
+    // A struct member (frozen class, `Py` field): read by the interpreter
+    // without a call into this module.
+    #[pyo3(get)]
     name: Py<PyString>,
     /// The previous event's time (ns, cycles): `str(event)`'s delta.
     prev: (Option<i64>, Option<u64>),
@@ -718,7 +896,7 @@ impl Event {
         let d = &shared.streams[rec.stream as usize];
         let (cur, shown) =
             slot.get_or_insert_with(|| (StreamCursor::new(d.trace.clone(), d.source), None));
-        let pkt = &rec.pkt;
+        let pkt = &self.batch.pkts[rec.pkt as usize];
         if !shown.as_ref().is_some_and(|p| Arc::ptr_eq(p, pkt)) {
             if let Some(file) = &pkt.file {
                 cur.present_packet(file, &pkt.info, &pkt.ctx, pkt.packets_read);
@@ -762,12 +940,16 @@ impl Event {
             Scope::StreamContext => (&sp.event_common_context, &v[b[0]..b[1]]),
             Scope::Context => (&ep.context, &v[b[1]..b[2]]),
             Scope::Payload => (&ep.payload, &v[b[2]..b[3]]),
-            Scope::PacketContext => (&sp.packet_context, &rec.pkt.ctx),
+            Scope::PacketContext => (&sp.packet_context, &self.batch.pkt(rec).ctx),
         }
     }
 
     fn data(&self) -> &[u8] {
-        self.rec().pkt.file.as_deref().map_or(&[], |f| f.data())
+        self.batch
+            .pkt(self.rec())
+            .file
+            .as_deref()
+            .map_or(&[], |f| f.data())
     }
 
     fn scope_dict(&self, py: Python<'_>, sc: Scope) -> PyResult<Py<PyAny>> {
@@ -896,6 +1078,8 @@ fn skip(plan: &Plan, values: &[Value], n: u32, vi: &mut usize) {
 }
 
 static ENUM_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CHAIN_FROM_ITERABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static BUILTIN_ITER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Values of a scope as Python objects.
 struct Conv<'a, 'py> {
@@ -1050,12 +1234,6 @@ impl Conv<'_, '_> {
 
 #[pymethods]
 impl Event {
-    /// The event's name.
-    #[getter]
-    fn name(&self, py: Python<'_>) -> Py<PyString> {
-        self.name.clone_ref(py)
-    }
-
     /// Nanoseconds from the clock's origin (None: the stream has no clock).
     #[getter]
     fn timestamp(&self) -> Option<i64> {
@@ -1072,7 +1250,7 @@ impl Event {
     #[getter]
     fn stream(&self) -> Stream {
         let r = self.rec();
-        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
+        stream_of(&self.batch.shared, r.stream as usize, self.batch.pkt(r))
     }
 
     /// Byte offset of the event in its stream file.
@@ -1218,7 +1396,7 @@ impl Discarded {
     #[getter]
     fn stream(&self) -> Stream {
         let r = &self.batch.recs[self.idx];
-        stream_of(&self.batch.shared, r.stream as usize, &r.pkt)
+        stream_of(&self.batch.shared, r.stream as usize, self.batch.pkt(r))
     }
 
     /// babeltrace2's warning, as `reef print` writes it on stderr.

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use reef_ctf::Item;
 use reef_read::live::{Burst, Listener};
 
-use crate::{notice, Batch, Pkt, Reading, Rec, RecKind, Sent, Shared, StreamDesc, Views};
+use crate::{notice, Batch, Reading, Rec, RecKind, Sent, Shared, StreamDesc, Views};
 
 /// Events of a live stream; iterate it (it ends when the program ends
 /// its trace or the connection closes).
@@ -51,7 +51,8 @@ impl From<reef_read::Error> for Stop {
 /// One burst as a batch: its streams numbered in the order they appear.
 fn batch_of(burst: &mut Burst) -> Result<Batch, reef_read::Error> {
     let mut streams: Vec<StreamDesc> = Vec::new();
-    let mut pkts: Vec<Option<Arc<Pkt>>> = Vec::new();
+    let mut packets = crate::Packets::default();
+    let mut pkts = Vec::new();
     let mut recs = Vec::new();
     let mut values = Vec::new();
     let label = burst.label.clone();
@@ -74,11 +75,10 @@ fn batch_of(burst: &mut Burst) -> Result<Batch, reef_read::Error> {
                     source: c.source,
                     trace_idx: 0,
                 });
-                pkts.push(None);
                 streams.len() - 1
             }
         };
-        let pkt = crate::packet_of(&mut pkts[i], c);
+        let pkt = packets.index(i, c, &mut pkts);
         let ev = &c.event;
         let start = values.len();
         let kind = match m.item {
@@ -111,6 +111,8 @@ fn batch_of(burst: &mut Burst) -> Result<Batch, reef_read::Error> {
         }),
         recs,
         values,
+        pkts,
+        pool: None,
     })
 }
 

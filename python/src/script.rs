@@ -90,8 +90,48 @@ fn activities(out: &Bound<'_, PyAny>, found: &mut Vec<Interval>) -> PyResult<()>
     Ok(())
 }
 
+/// The `keep` of a decoder's reading: the script's function on the first
+/// pass, whose verdicts (one bit an event) the later passes replay, so
+/// that a script that counts or remembers runs once, as the CLI's
+/// `--script` does (`reef_read::script`).
+#[pyclass(module = "reef._reef")]
+struct Verdicts {
+    /// The script's function, until the first pass ends.
+    keep: Option<Py<PyAny>>,
+    bits: Vec<u64>,
+    len: u64,
+    /// The next event's verdict, when replaying.
+    at: u64,
+}
+
+#[pymethods]
+impl Verdicts {
+    fn __call__(&mut self, py: Python<'_>, ev: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if let Some(keep) = &self.keep {
+            let kept = keep.bind(py).call1((ev,))?.is_truthy()?;
+            if self.len.is_multiple_of(64) {
+                self.bits.push(0);
+            }
+            self.bits[(self.len / 64) as usize] |= (kept as u64) << (self.len % 64);
+            self.len += 1;
+            return Ok(kept);
+        }
+        if self.at >= self.len {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "the reading had {} events on its first pass and more on this one \
+                 (did the traces change?)",
+                self.len
+            )));
+        }
+        let kept = self.bits[(self.at / 64) as usize] >> (self.at % 64) & 1 == 1;
+        self.at += 1;
+        Ok(kept)
+    }
+}
+
 /// Runs decoders made by `factory` over the reading (once per pass the
-/// reports need) and gives `reef activities --json`'s output.
+/// reports need) and gives `reef activities --json`'s output. The
+/// reading's `keep` applies to every pass (run on the first).
 #[pyfunction]
 #[pyo3(signature = (messages, factory, log=true, stats=true, freq=None, top=None))]
 fn decode_activities(
@@ -110,6 +150,18 @@ fn decode_activities(
         top,
     };
     let opts = messages.opts.clone();
+    let verdicts = match &messages.keep {
+        Some(k) => Some(Py::new(
+            py,
+            Verdicts {
+                keep: Some(k.clone_ref(py)),
+                bits: Vec::new(),
+                len: 0,
+                at: 0,
+            },
+        )?),
+        None => None,
+    };
     drop(messages);
     let mut reports = Reports::new(&spec);
     let mut logged: Vec<Interval> = Vec::new();
@@ -118,7 +170,15 @@ fn decode_activities(
     loop {
         reports.start_pass(pass);
         let dec = factory.call0()?;
-        let reading = Messages::from_opts(opts.clone());
+        let mut reading = Messages::from_opts(opts.clone());
+        if let Some(v) = &verdicts {
+            if pass > 0 {
+                let mut v = v.borrow_mut(py);
+                v.keep = None;
+                v.at = 0;
+            }
+            reading.keep = Some(v.clone_ref(py).into_any());
+        }
         let mut stopped: Option<PyErr> = None;
         loop {
             let m = match reading.__next__(py) {

@@ -208,3 +208,26 @@ def test_version_is_the_workspace_version():
     out = subprocess.run([sys.executable, "-c", "import reef; print(reef.__version__)"],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == version
+
+
+def test_iteration_position_is_the_readings():
+    """Messages are handed out a batch's list at a time; `next()`, a loop
+    left by `break` and a second loop still go on where the last one
+    stopped, in order, each `str()` delta from the message before it."""
+    trace = str(KERNEL[0])
+    every = [str(m) for m in reef.open(trace)]
+    assert len(every) > 5000
+    r = reef.open(trace)
+    got = [str(next(r)) for _ in range(3)]
+    for m in r:
+        got.append(str(m))
+        if len(got) == 2500:  # inside the second batch
+            break
+    got.append(str(next(r)))
+    it = iter(r)
+    got.append(str(next(it)))
+    got.append(str(next(r)))
+    got.extend(str(m) for m in it)
+    assert got == every
+    with pytest.raises(StopIteration):
+        next(r)

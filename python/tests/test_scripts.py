@@ -52,6 +52,51 @@ def test_decoder_equals_activities(reef_bin):
     assert json.loads(s.stdout) == exp
 
 
+def test_activities_script_keep_equals_filter(reef_bin):
+    """`reef activities --script` with a keep(): the events the activities
+    see are the kept ones, as with the equivalent --filter — for the
+    --begin/--end definitions and for a script's decoder (the API too)."""
+    filt = ["--filter", "$evt.cpu_id == 1"]
+    exp = json.loads(run(reef_bin, "activities", *ACT, *filt, *REPORTS, KERNEL).stdout)
+    every = json.loads(run(reef_bin, "activities", *ACT, *REPORTS, KERNEL).stdout)
+    assert exp != every and len(exp["log"]) > 20
+    s = run(reef_bin, "activities", *ACT, "--script", str(HERE / "keep_cpu1.py"), *REPORTS,
+            KERNEL)
+    assert s.returncode == 0, s.stderr
+    assert json.loads(s.stdout) == exp
+    s = run(reef_bin, "activities", "--script", str(HERE / "irq_activities_cpu1.py"), *REPORTS,
+            KERNEL)
+    assert s.returncode == 0, s.stderr
+    assert json.loads(s.stdout) == exp
+    got = reef.activities(KERNEL, decoder=HERE / "irq_activities_cpu1.py", freq=10, top=5)
+    assert got == exp
+    ns = reef.load_script(HERE / "irq_activities_cpu1.py")
+    got = reef.activities(KERNEL, decoder=ns["Decoder"], keep=ns["keep"], freq=10, top=5)
+    assert got == exp
+
+
+def test_activities_script_keep_runs_once(reef_bin):
+    """A keep() that answers differently when run again: the two passes of
+    --freq see the first pass's verdicts, with the definitions (the CLI's
+    keep-bits) and with a decoder alike."""
+    d = run(reef_bin, "activities", *ACT, "--script", str(HERE / "keep_first_irqs.py"),
+            *REPORTS, KERNEL)
+    s = run(reef_bin, "activities", "--script", str(HERE / "irq_activities_first.py"),
+            *REPORTS, KERNEL)
+    assert d.returncode == s.returncode == 0, d.stderr + s.stderr
+    got, exp = json.loads(s.stdout), json.loads(d.stdout)
+    assert got == exp
+    # Fewer activities than in the whole trace, and the freq pass saw them.
+    assert 0 < len(exp["log"]) <= 150
+    assert sum(b["count"] for _, buckets in exp["freq"] for b in buckets) == len(exp["log"])
+
+
+def test_activities_script_needs_begin_and_end(reef_bin):
+    s = run(reef_bin, "activities", "--begin", '$name == "irq_handler_entry"', "--script",
+            str(HERE / "keep_cpu1.py"), KERNEL)
+    assert s.returncode != 0 and "--begin and --end" in s.stderr
+
+
 def test_script_error_shows_traceback_and_event(reef_bin):
     s = run(reef_bin, "print", "--script", str(HERE / "fails.py"), KERNEL)
     assert s.returncode == 1

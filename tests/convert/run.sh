@@ -46,3 +46,5 @@ for t in "$SHARED"/ctf2/traces/succeed/* "$SHARED"/ctf2/traces/converted/*; do
     traces+=("ctf2:$t")
 done
 python3 "$ROOT/tests/convert/check.py" "$REEF" "$WORK/out" "${traces[@]}"
+# CTF 1.8 <-> CTF 2 (--ctf-version), against babeltrace2's goldens.
+python3 "$ROOT/tests/convert/versions.py" "$REEF" "$WORK/versions"

@@ -32,6 +32,15 @@
 #     exit status 1 within a few seconds, what was printed before kept.
 #  5. A fake relay (fake_relay.py) sending garbage or truncated replies at
 #     every step: exit status 1, a clear error, no panic, no hang.
+#  6. `reef view net://...` following a live session (before 4): while
+#     the program runs, the events its /api counts grow, classes enabled
+#     mid-session (the metadata grows) are seen live, and the page (in
+#     headless Chromium, tests/view/e2e-lttng-live.mjs, when node and
+#     playwright-core are there) shows them arriving; once the session
+#     ended, its events per name and per stream equal babeltrace2's on
+#     the relay's copy of the session (view_api.py). In 4, a view of
+#     another session says the relay is gone (live.state failed) and
+#     keeps serving what it received.
 #
 # Every command runs under `timeout`: a hang fails the test.
 
@@ -124,12 +133,12 @@ for _ in $(seq 50); do
 done
 RELAY=net://127.0.0.1:$LIVE
 
-new_session() { # NAME
+new_session() { # NAME [EVENTS]
 	timeout 10 lttng create "$1" --live=100000 --set-url="net://127.0.0.1:$CTRL:$DATA" >/dev/null &&
 		SESSIONS+=("$1") &&
 		timeout 10 lttng enable-channel --session="$1" --userspace --buffers-uid \
 			--subbuf-size=4096 --num-subbuf=8 --blocking-timeout=inf ch >/dev/null &&
-		timeout 10 lttng enable-event --session="$1" --userspace --channel=ch 'reef_test:*' >/dev/null &&
+		timeout 10 lttng enable-event --session="$1" --userspace --channel=ch "${2:-reef_test:*}" >/dev/null &&
 		timeout 10 lttng start "$1" >/dev/null || die "could not set up live session $1"
 }
 end_session() { # NAME
@@ -267,15 +276,108 @@ else
 	head -c 600 "$WORK/c.stats" >&2
 fi
 
+# --- 6. reef view following a live session ------------------------------------
+start_view() { # URL OUT: starts reef view on the session, sets VIEW_PID
+	rm -f "$WORK/view.url"
+	VIEW_URL=
+	timeout 300 "$REEF" view --port 0 --wait 60 -o "$2" "$1" >"$WORK/view.url" 2>"$WORK/view.err" &
+	VIEW_PID=$!
+	BG+=("$VIEW_PID")
+}
+view_url() { # sets VIEW_URL once reef view serves (it has the metadata)
+	for _ in $(seq 400); do
+		VIEW_URL=$(head -n 1 "$WORK/view.url" 2>/dev/null)
+		[ -n "$VIEW_URL" ] && return 0
+		kill -0 "$VIEW_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+E=reefE-$$
+new_session "$E" 'reef_test:thread_start'
+UE=$(url_of "$E")
+# The session's UST trace (and its metadata) exists once a program
+# registers: the view, attached first, waits for it (--wait) before it
+# serves. A short first run of the program brings it, with only
+# `thread_start` enabled (3 events); the page opens; every event is
+# enabled, and the program runs again for a few seconds: its registration
+# grows the metadata with the other classes, which the view must pick up.
+E1=3
+start_view "$UE" "$WORK/view-e"
+wait_attached "$E" || bad "reef view did not attach to $E"
+run_app 40000 8
+if view_url; then
+	note "reef view on $UE: $VIEW_URL"
+	wait "$APP_PID"
+	E2E=
+	if command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+		rm -f "$WORK/e2e.ready"
+		timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" \
+			"$((EXPECTED + E1))" >"$WORK/e2e.out" 2>&1 &
+		E2E=$!
+		BG+=("$E2E")
+		for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
+	else
+		note "skipped: the page in headless Chromium (node, web/node_modules/playwright-core or chromium missing)"
+	fi
+	timeout 10 lttng enable-event --session="$E" --userspace --channel=ch 'reef_test:*' >/dev/null ||
+		bad "could not enable the events of $E"
+	run_app 40000 # about 2.4 s
+	if msg=$(python3 "$HERE/view_api.py" grow "$VIEW_URL" "$((EXPECTED + E1))" "$APP_PID" "$WORK/rows.json"); then
+		note "ok: reef view: $msg"
+	else
+		bad "reef view: $msg"
+	fi
+	wait "$APP_PID"
+	sleep 0.5
+	end_session "$E"
+	if msg=$(python3 "$HERE/view_api.py" final "$VIEW_URL" "$(disk_copy "$E")" "$WORK/rows.json"); then
+		note "ok: reef view, session ended: $msg"
+	else
+		bad "reef view, session ended: $msg"
+	fi
+	if [ -n "$E2E" ]; then
+		if wait "$E2E"; then
+			note "ok: reef view in headless Chromium: $(grep -c '^ok' "$WORK/e2e.out") checks"
+		else
+			bad "reef view in headless Chromium:"
+			cat "$WORK/e2e.out" >&2
+		fi
+		sed 's/^/   /' "$WORK/e2e.out" >&2
+	fi
+	n=$(timeout 60 babeltrace2 "$WORK/view-e" 2>/dev/null | grep -c ' reef_test:')
+	[ "$n" = "$((EXPECTED + E1))" ] || bad "babeltrace2 reads $n events from the view's -o directory"
+	kill "$VIEW_PID" 2>/dev/null
+	wait "$VIEW_PID" 2>/dev/null
+	[ -d "$WORK/view-e" ] || bad "the view's -o directory was removed"
+else
+	bad "reef view $UE did not start: $(head -n 3 "$WORK/view.err")"
+	end_session "$E"
+fi
+
 # --- 4. the relay dies mid-session ---------------------------------------------
 D=reefD-$$
 new_session "$D"
 UD=$(url_of "$D")
+F=reefF-$$
+new_session "$F"
+UF=$(url_of "$F")
 timeout 60 "$REEF" print "$UD" >"$WORK/d.reef" 2>"$WORK/d.err" &
 READ_REEF=$!
 BG+=("$READ_REEF")
 wait_attached "$D" || bad "reef did not attach to $D"
+start_view "$UF" "$WORK/view-f"
+wait_attached "$F" || bad "reef view did not attach to $F"
 run_app 50000 200 # 10 s of events
+view_url || bad "reef view $UF did not start: $(head -n 3 "$WORK/view.err")"
+E2E=
+if [ -n "$VIEW_URL" ] && command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+	rm -f "$WORK/e2e.ready"
+	timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" failed >"$WORK/e2e.out" 2>&1 &
+	E2E=$!
+	BG+=("$E2E")
+	for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
+fi
 sleep 1.5
 {
 	kill -9 "$RELAY_PID"
@@ -291,6 +393,25 @@ if [ "$rc" = 1 ] && grep -q "^reef: error: net://127.0.0.1:$LIVE: " "$WORK/d.err
 	note "ok: relay killed: exit 1 after ${took} s, $before events printed before: $(head -n 1 "$WORK/d.err")"
 else
 	bad "relay killed: exit status $rc after ${took} s (124: a hang), $before events, stderr: $(head -n 3 "$WORK/d.err")"
+fi
+if [ -n "$VIEW_URL" ]; then
+	if msg=$(python3 "$HERE/view_api.py" failed "$VIEW_URL"); then
+		note "ok: reef view, relay killed: $msg"
+	else
+		bad "reef view, relay killed: $msg"
+	fi
+	if [ -n "$E2E" ]; then
+		if wait "$E2E"; then
+			note "ok: reef view in headless Chromium, relay killed: $(grep -c '^ok' "$WORK/e2e.out") checks"
+		else
+			bad "reef view in headless Chromium, relay killed:"
+		fi
+		sed 's/^/   /' "$WORK/e2e.out" >&2
+	fi
+	kill -0 "$VIEW_PID" 2>/dev/null || bad "reef view exited when the relay was killed: $(head -n 3 "$WORK/view.err")"
+	grep -q panicked "$WORK/view.err" && bad "reef view panicked: $(head -n 3 "$WORK/view.err")"
+	kill "$VIEW_PID" 2>/dev/null
+	wait "$VIEW_PID" 2>/dev/null
 fi
 kill "$APP_PID" 2>/dev/null
 wait "$APP_PID" 2>/dev/null

@@ -31,7 +31,10 @@ export interface Info {
 }
 
 export interface LiveStatus {
-  state: 'receiving' | 'dropped' | 'ended';
+  /** failed: an LTTng relay vanished or misbehaved; what was received is shown. */
+  state: 'receiving' | 'dropped' | 'ended' | 'failed';
+  /** `libreef` (REEF_LISTEN) or `lttng-live` (an lttng-relayd session). */
+  source: 'libreef' | 'lttng-live';
   addr: string;
   dir: string;
   /** Kept after reef view exits (-o). */

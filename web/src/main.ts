@@ -283,8 +283,15 @@ function showHeader(info: Info): void {
   if (info.state === 'error' && info.error) {
     errorBox.hidden = false;
     byId('error-text').textContent = info.error;
+  } else if (info.live?.state === 'failed' && !liveFailShown) {
+    // Once: the banner can be dismissed, the header keeps saying it.
+    liveFailShown = true;
+    errorBox.hidden = false;
+    byId('error-text').textContent = `the live session stopped: ${info.live.message ?? 'the relay is gone'}; the events received are shown`;
   }
 }
+
+let liveFailShown = false;
 
 /** A live trace's connection, in the header. */
 function showLive(l: LiveStatus | undefined): void {
@@ -307,8 +314,12 @@ function showLive(l: LiveStatus | undefined): void {
       text = `connection to ${l.addr} dropped${l.message ? ` (${l.message})` : ''}: reconnecting… · ${got}`;
       cls = 'dropped';
       break;
+    case 'failed':
+      text = `relay ${l.addr} lost${l.message ? ` (${l.message})` : ''}: showing what was received${l.reindexing ? ', indexing it again…' : ''} · ${got}`;
+      cls = 'dropped';
+      break;
     default:
-      text = `program ended${l.reindexing ? ': indexing the whole trace again…' : ''} · ${got}`;
+      text = `${l.source === 'lttng-live' ? 'session' : 'program'} ended${l.reindexing ? ': indexing the whole trace again…' : ''} · ${got}`;
       cls = 'ended';
   }
   el.textContent = text;

@@ -81,10 +81,12 @@ pub enum Kind<'a> {
         tid: i64,
         newprio: i64,
     },
-    /// `syscall_entry_NAME` or `sys_NAME`: `name` is NAME; `io` holds the
-    /// arguments of the I/O system calls lttng-analyses tracks.
+    /// `syscall_entry_NAME` or `sys_NAME`: `name` is NAME (one shared
+    /// string per event class, so that the model keeps it without
+    /// copying); `io` holds the arguments of the I/O system calls
+    /// lttng-analyses tracks.
     SyscallEntry {
-        name: &'a str,
+        name: &'a Arc<str>,
         io: Option<IoArgs<'a>>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
@@ -227,9 +229,8 @@ enum Class {
     Fork,
     Exec,
     PiSetprio,
-    /// Byte length of the prefix before the system call's name, and
-    /// whether it is an I/O call (or `syscall_entry_connect`).
-    SyscallEntry(u8, bool),
+    /// A system call entry (see [`Call`]).
+    SyscallEntry(Call),
     SyscallExit,
     IrqEntry,
     IrqExit,
@@ -248,6 +249,32 @@ enum Class {
     BlockBioRemap,
     BlockBioBackmerge,
     Other,
+}
+
+/// What a system call entry's class says of its call, found once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Call {
+    /// Byte length of the prefix before the system call's name.
+    skip: u8,
+    /// An I/O call (or `syscall_entry_connect`): its arguments are read.
+    io: bool,
+    /// `syscall_entry_connect`.
+    connect: bool,
+    /// An `open` or `openat` (its `filename` is read).
+    opens: bool,
+}
+
+impl Call {
+    fn class(name: &str, skip: u8) -> Class {
+        let call = &name[usize::from(skip)..];
+        let connect = name == "syscall_entry_connect";
+        Class::SyscallEntry(Call {
+            skip,
+            io: connect || IO_SYSCALLS.contains(&call),
+            connect,
+            opens: name.ends_with("open") || name.ends_with("openat"),
+        })
+    }
 }
 
 fn classify(name: &str, old_prio: bool) -> Class {
@@ -274,11 +301,8 @@ fn classify(name: &str, old_prio: bool) -> Class {
         "block_rq_complete" => Class::BlockRqComplete,
         "block_bio_remap" => Class::BlockBioRemap,
         "block_bio_backmerge" => Class::BlockBioBackmerge,
-        n if n.starts_with("sys_") => Class::SyscallEntry(4, IO_SYSCALLS.contains(&&n[4..])),
-        n if n.starts_with("syscall_entry_") => Class::SyscallEntry(
-            14,
-            n == "syscall_entry_connect" || IO_SYSCALLS.contains(&&n[14..]),
-        ),
+        n if n.starts_with("sys_") => Call::class(n, 4),
+        n if n.starts_with("syscall_entry_") => Call::class(n, 14),
         n if n.starts_with("exit_syscall") || n.starts_with("syscall_exit_") => Class::SyscallExit,
         _ => Class::Other,
     }
@@ -450,8 +474,6 @@ trait Src<'c> {
     fn bytes(&mut self, f: usize) -> Option<Text<'c>>;
     /// Whether field `f` has a value.
     fn has(&mut self, f: usize) -> bool;
-    /// The event's name.
-    fn name(&self) -> &'c str;
 }
 
 /// An event class as the model reads it: its kind, and where the fields
@@ -468,9 +490,49 @@ pub struct ClassInfo {
     needs_values: bool,
     /// Its CPU is the packet context's `cpu_id`.
     cpu_in_packet: bool,
+    /// A system call entry's name without its prefix.
+    call: Arc<str>,
+    /// By field index: where the field lies when it is a little-endian
+    /// integer at a fixed place from the start of the body (most fields of
+    /// the kernel's events), read with one load and two shifts.
+    ints: [FastInt; FIELDS.len()],
 }
 
 const NO_FIELD: u8 = u8::MAX;
+
+/// A little-endian integer field at `off` bytes from the start of the
+/// body, `64 - 8 × size` bits kept by shifts (`shift` 64: not such a
+/// field).
+#[derive(Debug, Clone, Copy)]
+struct FastInt {
+    off: u32,
+    shift: u8,
+    signed: bool,
+}
+
+impl FastInt {
+    const NONE: FastInt = FastInt {
+        off: 0,
+        shift: 64,
+        signed: false,
+    };
+
+    /// The value in `data` for the body at `b` (`None`: read it the
+    /// general way).
+    #[inline(always)]
+    fn get(self, data: &[u8], b: RawBody) -> Option<Option<i64>> {
+        if self.shift == 64 {
+            return None;
+        }
+        let w = data.get(b.body + self.off as usize..)?.first_chunk::<8>()?;
+        let raw = u64::from_le_bytes(*w) << self.shift;
+        Some(if self.signed {
+            Some((raw as i64) >> self.shift)
+        } else {
+            i64::try_from(raw >> self.shift).ok()
+        })
+    }
+}
 
 impl ClassInfo {
     /// Event class `event` (index into the stream class's events) of
@@ -489,7 +551,7 @@ impl ClassInfo {
         let name = &trace.class.meta.streams[sp.class].events[sp.events[event].class].name;
         let mut class = classify(name, old_wakeup_prio(trace));
         if !interest.follows(class) {
-            let tells_pid = matches!(class, Class::SyscallEntry(_, true))
+            let tells_pid = matches!(class, Class::SyscallEntry(Call { io: true, .. }))
                 && Field::in_scopes(FIELDS[IO_CTX_PID].0, FIELDS[IO_CTX_PID].1)
                     .locate(trace, stream, event, false)
                     != Located::Absent;
@@ -503,6 +565,11 @@ impl ClassInfo {
             locs: Vec::new(),
             needs_values: false,
             cpu_in_packet: false,
+            call: match class {
+                Class::SyscallEntry(c) => Arc::from(&name[usize::from(c.skip)..]),
+                _ => Arc::from(""),
+            },
+            ints: [FastInt::NONE; FIELDS.len()],
         };
         if class == Class::Other {
             return info;
@@ -513,12 +580,25 @@ impl ClassInfo {
             stream,
             event,
             raw,
-            name,
             info: &mut info,
         };
         probe.int(CPU_ID);
-        let _ = kind(class, &mut probe);
+        let call = Arc::from("");
+        let _ = kind(class, &mut probe, &call);
         info.cpu_in_packet = info.loc(CPU_ID).is_some_and(|l| l.in_packet());
+        for f in 0..FIELDS.len() {
+            if let Some(FieldLoc::Raw(r)) = info.loc(f) {
+                if let Some((off, bytes, signed)) = r.le_int_from_start() {
+                    if (1..=8).contains(&bytes) {
+                        info.ints[f] = FastInt {
+                            off,
+                            shift: 64 - 8 * bytes,
+                            signed,
+                        };
+                    }
+                }
+            }
+        }
         info
     }
 
@@ -546,16 +626,15 @@ impl ClassInfo {
 
 /// The [`Src`] that finds the fields `kind` asks for, for [`ClassInfo::new`]:
 /// each field is found as present (a value for `kind` to go on with) or not.
-struct Probe<'a, 'c> {
+struct Probe<'a> {
     trace: &'a Trace,
     stream: usize,
     event: usize,
     raw: bool,
-    name: &'c str,
     info: &'a mut ClassInfo,
 }
 
-impl Probe<'_, '_> {
+impl Probe<'_> {
     fn find(&mut self, f: usize) -> bool {
         if self.info.slot[f] != NO_FIELD {
             return true;
@@ -576,7 +655,7 @@ impl Probe<'_, '_> {
     }
 }
 
-impl<'c> Src<'c> for Probe<'_, 'c> {
+impl<'c> Src<'c> for Probe<'_> {
     fn int(&mut self, f: usize) -> Option<i64> {
         self.find(f).then_some(0)
     }
@@ -589,9 +668,6 @@ impl<'c> Src<'c> for Probe<'_, 'c> {
     fn has(&mut self, f: usize) -> bool {
         self.find(f)
     }
-    fn name(&self) -> &'c str {
-        self.name
-    }
 }
 
 /// The [`Src`] of an event of a known class: its fields at their places.
@@ -599,7 +675,6 @@ struct Placed<'a, 'c> {
     info: &'a ClassInfo,
     cur: &'c StreamCursor,
     body: RawBody,
-    name: &'c str,
 }
 
 impl<'c> Placed<'_, 'c> {
@@ -610,23 +685,23 @@ impl<'c> Placed<'_, 'c> {
 }
 
 impl<'c> Src<'c> for Placed<'_, 'c> {
-    #[inline]
+    #[inline(always)]
     fn int(&mut self, f: usize) -> Option<i64> {
-        self.get(f).and_then(|v| v.as_i64())
+        match self.info.ints[f].get(self.cur.data(), self.body) {
+            Some(v) => v,
+            None => self.get(f).and_then(|v| v.as_i64()),
+        }
     }
     #[inline]
     fn text(&mut self, f: usize) -> Option<Cow<'c, str>> {
         self.get(f).and_then(|v| v.as_str())
     }
-    #[inline]
+    #[inline(always)]
     fn bytes(&mut self, f: usize) -> Option<Text<'c>> {
         self.get(f).and_then(|v| v.as_text_bytes()).map(Text)
     }
     fn has(&mut self, f: usize) -> bool {
         self.get(f).is_some()
-    }
-    fn name(&self) -> &'c str {
-        self.name
     }
 }
 
@@ -656,7 +731,7 @@ impl Decoder {
 
     /// The current event of `cur` (call after `cur` produced an event
     /// with its values), whose time is `ts`.
-    pub fn decode<'c>(&mut self, cur: &'c StreamCursor, ts: i64) -> Event<'c> {
+    pub fn decode<'c>(&'c mut self, cur: &'c StreamCursor, ts: i64) -> Event<'c> {
         let key = (
             Arc::as_ptr(&cur.trace) as usize,
             cur.stream,
@@ -693,9 +768,9 @@ pub fn packet_cpu(cur: &StreamCursor) -> Option<i64> {
 /// An event of class `info` (index `class` in `cur`'s stream class): the
 /// current event of `cur`, or one of its current packet whose body lies
 /// at `body`, at time `ts`; `packet_cpu`: the packet's [`packet_cpu`].
-#[inline]
+#[inline(always)]
 pub fn event_of<'c>(
-    info: &ClassInfo,
+    info: &'c ClassInfo,
     cur: &'c StreamCursor,
     class: usize,
     body: RawBody,
@@ -709,22 +784,20 @@ pub fn event_of<'c>(
             kind: Kind::Other,
         };
     }
-    let mut src = Placed {
-        info,
-        cur,
-        body,
-        name: cur.class_name(class),
-    };
+    let _ = class;
+    let mut src = Placed { info, cur, body };
     let cpu = if info.cpu_in_packet {
         packet_cpu
     } else {
         src.int(CPU_ID)
     };
-    let kind = kind(info.class, &mut src).unwrap_or(Kind::Other);
+    let kind = kind(info.class, &mut src, &info.call).unwrap_or(Kind::Other);
     Event { ts, cpu, kind }
 }
 
-fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
+/// The kind of an event of `class` (`call`: a system call entry's name).
+#[inline(always)]
+fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Kind<'c>> {
     Some(match class {
         Class::Other => Kind::Other,
         Class::SchedSwitch => Kind::SchedSwitch {
@@ -760,9 +833,9 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
             tid: s.int(TID)?,
             newprio: s.int(NEWPRIO)?,
         },
-        Class::SyscallEntry(skip, io) => Kind::SyscallEntry {
-            name: &s.name()[skip as usize..],
-            io: io.then(|| io_args(s)),
+        Class::SyscallEntry(c) => Kind::SyscallEntry {
+            name: call,
+            io: c.io.then(|| io_args(s, c)),
         },
         Class::SyscallExit => Kind::SyscallExit { ret: s.int(RET) },
         Class::IrqEntry => Kind::IrqEntry {
@@ -828,16 +901,14 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>) -> Option<Kind<'c>> {
     })
 }
 
-fn io_args<'c>(s: &mut impl Src<'c>) -> IoArgs<'c> {
+fn io_args<'c>(s: &mut impl Src<'c>, c: Call) -> IoArgs<'c> {
     // lttng-analyses takes a context `pid` only when the payload has none.
     let ctx_pid = if s.has(IO_PAYLOAD_PID) {
         None
     } else {
         s.int(IO_CTX_PID)
     };
-    let name = s.name();
-    let connect = name == "syscall_entry_connect";
-    let opens = name.ends_with("open") || name.ends_with("openat");
+    let (connect, opens) = (c.connect, c.opens);
     let v4addr = if connect {
         // (lttng-modules >= 2.6 records it as an array, which the field
         // access does not read.)

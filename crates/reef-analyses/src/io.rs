@@ -205,7 +205,7 @@ struct Request {
     begin: i64,
     end: i64,
     op: IoOp,
-    name: String,
+    name: std::sync::Arc<str>,
     size: Option<i64>,
     tid: i64,
     fd: Option<i64>,

@@ -194,7 +194,16 @@ impl Table {
     }
 
     pub fn to_json(&self) -> Value {
-        let class = match (&self.series, &self.subtitle) {
+        json!({
+            "class": self.class_json(),
+            "time-range": time_range(self.begin, self.end),
+            "data": self.rows,
+        })
+    }
+
+    /// The table's `class` member in LAMI.
+    fn class_json(&self) -> Value {
+        match (&self.series, &self.subtitle) {
             (Some(s), _) => {
                 let mut cols: Vec<Value> = self.class.columns[..2]
                     .iter()
@@ -209,12 +218,7 @@ impl Table {
             }
             (None, Some(_)) => json!({"inherit": self.class.name, "title": self.title()}),
             (None, None) => json!(self.class.name),
-        };
-        json!({
-            "class": class,
-            "time-range": time_range(self.begin, self.end),
-            "data": self.rows,
-        })
+        }
     }
 }
 
@@ -226,6 +230,27 @@ pub fn results_json(tables: &[Table]) -> Value {
         .map(Table::to_json)
         .collect();
     json!({ "results": results })
+}
+
+/// Writes the LAMI results document to `out` as `results_json` followed
+/// by `serde_json::to_writer` would (the members in the same, sorted,
+/// order), without building it: the rows are written where they are, not
+/// copied into a document first (a log's rows are most of its run).
+pub fn write_results(tables: &[Table], out: &mut impl std::io::Write) -> std::io::Result<()> {
+    out.write_all(b"{\"results\":[")?;
+    for (i, t) in tables.iter().filter(|t| !t.rows.is_empty()).enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"{\"class\":")?;
+        serde_json::to_writer(&mut *out, &t.class_json())?;
+        out.write_all(b",\"data\":")?;
+        serde_json::to_writer(&mut *out, &t.rows)?;
+        out.write_all(b",\"time-range\":")?;
+        serde_json::to_writer(&mut *out, &time_range(t.begin, t.end))?;
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"]}")
 }
 
 // Cell constructors.
@@ -452,4 +477,40 @@ pub fn table_text(t: &Table, out: &mut String) {
         let _ = writeln!(out, "  {}", line.trim_end());
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static CLASS: TableClass = TableClass {
+        name: "t",
+        title: "T",
+        columns: &[
+            col("Low", "duration"),
+            col("High", "duration"),
+            col("Count", "number"),
+        ],
+    };
+
+    /// `write_results` writes the bytes of `results_json` serialized, for
+    /// plain, subtitled, series and empty tables (and none at all).
+    #[test]
+    fn write_results_is_results_json() {
+        let mut plain = Table::new(&CLASS, 1, 2);
+        plain.rows = vec![
+            vec![duration(1), duration(2), number(3)],
+            vec![duration_f(1.5), unknown(), Value::Null],
+        ];
+        let mut sub = plain.clone();
+        sub.subtitle = Some("x \"y\"".into());
+        let series = Table::series(&CLASS, "S", "ns", &[sub.clone(), plain.clone()]).unwrap();
+        let empty = Table::new(&CLASS, 3, 4);
+        for tables in [vec![], vec![empty.clone()], vec![plain, empty, sub, series]] {
+            let mut out = Vec::new();
+            write_results(&tables, &mut out).unwrap();
+            let want = serde_json::to_string(&results_json(&tables)).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
 }

@@ -42,6 +42,8 @@
 //!   `block_bio_remap`, dropped at `block_bio_backmerge`); disks are named
 //!   by `lttng_statedump_block_device`.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::{Event, IoArgs, Kind, Text, IO_SYSCALLS};
@@ -192,7 +194,8 @@ impl Proc {
 /// A system call in progress or just ended.
 #[derive(Debug, Clone)]
 pub struct Syscall {
-    pub name: String,
+    /// Its name, shared by every call of its event class.
+    pub name: Arc<str>,
     pub begin: i64,
     pub end: i64,
     pub ret: Option<i64>,
@@ -215,7 +218,7 @@ pub enum IoOp {
 pub struct IoRq {
     pub op: IoOp,
     /// The system call's name (set when it ends).
-    pub name: String,
+    pub name: Arc<str>,
     /// The descriptor acted on (for an open: the one returned).
     pub fd: Option<i64>,
     /// What an open opens (its path, `socket`, or what a dup duplicates).
@@ -440,7 +443,7 @@ impl State {
         let Some(call) = &self.tids[&tid].syscall else {
             return;
         };
-        if !WRITE_SYSCALLS.contains(&call.name.as_str()) {
+        if !WRITE_SYSCALLS.contains(&&*call.name) {
             return;
         }
         let fd = call.io.as_ref().and_then(|rq| rq.fd);
@@ -497,7 +500,7 @@ impl State {
         }
         let rq = |op, fd| IoRq {
             op,
-            name: String::new(),
+            name: Arc::from(""),
             fd,
             opens: None,
             begin: ts,
@@ -709,7 +712,7 @@ impl State {
             Kind::SyscallEntry { name, io } => {
                 if let Some(tid) = self.running(ev.cpu) {
                     self.proc(tid).syscall = Some(Syscall {
-                        name: name.to_string(),
+                        name: Arc::clone(name),
                         begin: ts,
                         end: ts,
                         ret: None,

@@ -116,9 +116,9 @@ impl Listener for Syscallstats {
             total: 0,
             calls: IndexMap::default(),
         });
-        let c = match t.calls.get_mut(call.name.as_str()) {
+        let c = match t.calls.get_mut(&*call.name) {
             Some(c) => c,
-            None => t.calls.entry(call.name.clone()).or_default(),
+            None => t.calls.entry(call.name.to_string()).or_default(),
         };
         c.d.add(call.end - call.begin);
         if let Some(ret) = call.ret {
@@ -130,7 +130,7 @@ impl Listener for Syscallstats {
             log.push((
                 call.begin,
                 call.end,
-                call.name.clone(),
+                call.name.to_string(),
                 proc.tid,
                 proc.comm.clone(),
             ));

@@ -31,10 +31,11 @@ pub struct ActivitiesArgs {
     /// Condition on an event that ends an activity.
     #[arg(long, value_name = "EXPR", value_parser = check_expr, required_unless_present = "script")]
     pub end: Option<String>,
-    /// Activities found by a Python script's decoder class (instead of
-    /// --begin/--end/--key), through the reef Python package (`python3 -m
-    /// reef`); reports as JSON.
-    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["begin", "end", "key"])]
+    /// A Python script, run by the reef Python package (`python3 -m
+    /// reef`): its `keep(event)` keeps the events the activities see, as
+    /// --filter does (after it); without --begin/--end, its activity
+    /// decoder class finds the activities (reports as JSON).
+    #[arg(long, value_name = "FILE.py")]
     pub script: Option<PathBuf>,
     /// Fields whose values pair a begin with an end (`mutex`,
     /// `$evt.$ctx.vtid,$evt.irq`, ...). Default: the thread (context
@@ -67,7 +68,19 @@ fn check_key(s: &str) -> Result<String, String> {
     checked(s, reef_engines::activities::check_key)
 }
 
+/// With `--script` and no `--begin`/`--end`/`--key`: the script's activity
+/// decoder finds the activities (run by the Python package).
+pub fn decoded_by_script(a: &ActivitiesArgs) -> bool {
+    a.script.is_some() && a.begin.is_none() && a.end.is_none() && a.key.is_none()
+}
+
 pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
+    if a.begin.is_none() || a.end.is_none() {
+        anyhow::bail!(
+            "--begin and --end define the activities together \
+             (with --script alone, the script's decoder class finds them)"
+        );
+    }
     let read = ReadOptions {
         paths: a.paths.clone(),
         begin: a.from,
@@ -75,6 +88,8 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
         gmt: false,
         workers: a.workers,
         filter: a.filter.clone(),
+        // The script's keep(event), applied after --filter.
+        script: a.script.clone(),
         ..Default::default()
     };
     let spec = ActivitySpec {

@@ -416,7 +416,11 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
         Ok((tables, err)) => {
             if !a.test_compatibility {
                 if lami_mode {
-                    print_json(&lami::results_json(&tables))?;
+                    let mut out =
+                        std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                    lami::write_results(&tables, &mut out)?;
+                    out.write_all(b"\n")?;
+                    out.flush()?;
                 } else {
                     print_text(&tables)?;
                 }

@@ -37,9 +37,11 @@ pub struct ConvertArgs {
     /// when it holds other traces) or a file.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
-    /// CTF: the version to write (1: CTF 1.8, 2: CTF 2); default: the
-    /// input's.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=2))]
+    /// CTF: the version to write (1.8 or 2); default: each input trace's
+    /// own. A trace written in the other version gets its metadata
+    /// translated (its stream files keep their bytes); what CTF 1.8 cannot
+    /// express is refused.
+    #[arg(long, value_name = "VERSION", value_parser = ctf_version)]
     pub ctf_version: Option<u32>,
     /// Parquet: rows per row group.
     #[arg(long, default_value_t = 256 * 1024, value_name = "N")]
@@ -200,6 +202,15 @@ pub fn write_ctf(
         verdicts,
     };
     Ok(reef_export::ctf::write(src, filter, &inputs, out, &opts)?)
+}
+
+/// `--ctf-version`: `1.8` (or `1`) and `2` (or `2.0`) as the major version.
+fn ctf_version(s: &str) -> Result<u32, String> {
+    match s {
+        "1" | "1.8" => Ok(1),
+        "2" | "2.0" => Ok(2),
+        _ => Err(format!("expected 1.8 or 2, got `{s}`")),
+    }
 }
 
 /// `--to ctf`.

@@ -43,16 +43,18 @@ pub struct ViewArgs {
     pub checkpoint_bytes: Option<u64>,
     /// Show a running program's trace as it arrives: connect to its
     /// libreef `REEF_LISTEN` address (HOST:PORT, [IPV6]:PORT, :PORT or
-    /// PORT), instead of reading trace paths.
+    /// PORT), or follow an LTTng live session
+    /// (net://HOST[:PORT]/host/TARGET_HOST/SESSION, also given as the
+    /// path), instead of reading trace paths.
     #[arg(long, value_name = "ADDR", conflicts_with = "paths")]
     pub live: Option<String>,
-    /// With --live: keep what is received in this directory, as
-    /// `reef listen -o` (default: a temporary directory, removed when
-    /// reef view exits).
-    #[arg(short = 'o', long, value_name = "DIR", requires = "live")]
+    /// Live: keep what is received in this directory, as `reef listen
+    /// -o` (default: a temporary directory, removed when reef view exits).
+    #[arg(short = 'o', long, value_name = "DIR")]
     pub output: Option<std::path::PathBuf>,
-    /// With --live: retry connecting for up to this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value = "0", requires = "live")]
+    /// Live: retry connecting (libreef), or wait for the session's
+    /// metadata (LTTng; at least 10 s), for up to this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "0")]
     pub wait: f64,
 }
 
@@ -64,13 +66,29 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
         decode_marks: a.decode_marks,
         spacing: a.checkpoint_bytes,
     };
+    // An LTTng live session: `reef view net://...` as `reef print
+    // net://...`, or `--live net://...`.
+    let mut ropts = a.read.clone();
+    if let Some(l) = a.live.as_deref().filter(|l| l.starts_with("net://")) {
+        ropts.paths = vec![l.into()];
+    }
+    if let Some(code) = crate::source::list_sessions(&ropts)? {
+        return Ok(code);
+    }
+    let lttng = crate::source::live_session(&ropts)?;
+    if (a.output.is_some() || a.wait != 0.0) && a.live.is_none() && lttng.is_none() {
+        anyhow::bail!("-o and --wait apply to a live view (--live ADDR or a net:// session)");
+    }
     // A script sees the events in time order, the index is built stream
     // by stream: the traces are cut to the script's events first (`reef
     // convert --to ctf --script`), into a directory removed at exit.
     let mut scripted: Option<ScriptedDir> = None;
     let mut read = a.read.options();
     if read.script.is_some() {
-        anyhow::ensure!(a.live.is_none(), "--script does not apply to --live");
+        anyhow::ensure!(
+            a.live.is_none() && lttng.is_none(),
+            "--script does not apply to a live view"
+        );
         let top = std::env::temp_dir().join(format!("reef-view-script-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&top);
         let guard = ScriptedDir(top.clone());
@@ -95,14 +113,20 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
         };
         scripted = Some(guard);
     }
-    let (slot, live) = match &a.live {
-        Some(addr) => {
+    let (slot, live) = match (&a.live, lttng) {
+        (_, Some(url)) => {
+            let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));
+            let slot =
+                reef_view::live::start_lttng(&url, a.output.clone(), wait, ropts.options(), sizes)?;
+            (slot, true)
+        }
+        (Some(addr), None) => {
             let wait = Duration::from_secs_f64(a.wait.clamp(0.0, 86400.0));
             let slot =
                 reef_view::live::start(addr, a.output.clone(), wait, a.read.options(), sizes)?;
             (slot, true)
         }
-        None => {
+        (None, None) => {
             if a.read.paths.is_empty() {
                 anyhow::bail!("give trace paths, or --live ADDR");
             }

@@ -304,7 +304,7 @@ fn main() -> ExitCode {
         Command::Iousagetop(a) => cmd_analyses::io(&a.io, Mode::Usage(a.limit)),
         Command::Listen(a) => cmd_listen::run(a),
         Command::Stats(a) => cmd_stats::run(a),
-        Command::Activities(a) if a.script.is_some() => script::delegate(),
+        Command::Activities(a) if cmd_activities::decoded_by_script(a) => script::delegate(),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
         Command::Recover(a) => cmd_recover::run(a),

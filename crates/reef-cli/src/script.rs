@@ -1,4 +1,6 @@
-//! `reef activities --script FILE.py` (an activity decoder): the command line
+//! `reef activities --script FILE.py` (an activity decoder, and the script's
+//! `keep(event)` when it has one; with `--begin`/`--end` the command runs
+//! itself and `--script` is a filter, as on every reading command): the command line
 //! is handed to the `reef` Python package (`python3 -m reef ...`, or
 //! `$REEF_PYTHON`), which runs the script over the same reading library.
 //! The binary does not link libpython: it stays one file that runs without

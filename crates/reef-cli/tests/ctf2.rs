@@ -298,3 +298,62 @@ fn ctf2_metadata_errors_name_fragment_and_path() {
         &["fragment 4", "unknown field class type `float`"],
     );
 }
+
+/// `reef convert --ctf-version 1.8` on a trace with field classes TSDL
+/// lacks: refused before anything is written, the error naming the event
+/// record class, the field and the field class; `--ctf-version 2` keeps
+/// it as it is (and it prints the same).
+#[test]
+fn ctf2_to_tsdl_refuses_what_tsdl_lacks() {
+    let dir = scratch("to18");
+    let ec = event_class();
+    write_trace(&dir, &[PREAMBLE, TRACE, STREAM, &ec], &stream_bytes());
+    let out_dir = dir.join("out");
+    let out = reef(&[
+        "convert",
+        "--ctf-version",
+        "1.8",
+        dir.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_no_crash("convert", &out).unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "cannot write this CTF 2 trace as CTF 1.8",
+        "event record class `ev`",
+        "`flag`",
+        "a boolean",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert!(!out_dir.join("metadata").exists());
+    let out = reef(&[
+        "convert",
+        "--ctf-version",
+        "2",
+        dir.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a = reef(&["print", dir.to_str().unwrap()]);
+    let b = reef(&["print", out_dir.to_str().unwrap()]);
+    assert_eq!(a.stdout, b.stdout);
+    let out = reef(&[
+        "convert",
+        "--ctf-version",
+        "3",
+        dir.to_str().unwrap(),
+        "-o",
+        dir.join("o3").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected 1.8 or 2"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -315,6 +315,18 @@ enum RawKind {
 }
 
 impl RawField {
+    /// For a little-endian integer at a fixed distance from the start of
+    /// the body: that distance in bytes, its size in bytes and whether it
+    /// is signed (what a reader's fast path for integers needs).
+    pub fn le_int_from_start(&self) -> Option<(u32, u8, bool)> {
+        match self.kind {
+            RawKind::Int { bytes, signed, le } if le && !self.from_end => {
+                Some((self.off, bytes, signed))
+            }
+            _ => None,
+        }
+    }
+
     /// The value in the bytes of an event's body: what the decoder would
     /// have given (`None` if the bytes are not there).
     #[inline(always)]

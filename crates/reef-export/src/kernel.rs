@@ -220,7 +220,7 @@ impl Listener for Collector {
                 tid: proc.tid,
                 pid: proc.pid,
                 comm: proc.comm.clone(),
-                name: call.name.clone(),
+                name: call.name.to_string(),
                 begin: call.begin,
                 end: call.end,
             });

@@ -92,15 +92,21 @@ pub enum State {
     /// The connection closed or failed before the program ended its
     /// trace: reconnecting.
     Dropped,
-    /// The program ended its trace.
+    /// The program ended its trace (an LTTng session: it was destroyed).
     Ended,
+    /// An LTTng relay that vanished or misbehaved: what was received is
+    /// served, nothing more comes (`message` says why).
+    Failed,
 }
 
 /// What `/api/info` says of a live trace.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub state: State,
-    /// `HOST:PORT`.
+    /// `libreef` (a `REEF_LISTEN` stream) or `lttng-live` (a session of
+    /// lttng-relayd).
+    pub source: &'static str,
+    /// `HOST:PORT`, or the session's `net://` URL.
     pub addr: String,
     /// The trace directory being written.
     pub dir: String,
@@ -127,6 +133,12 @@ pub struct Live {
     status: Mutex<Status>,
     written: Arc<Mutex<Written>>,
     dir: PathBuf,
+    /// The CTF trace the index follows: `dir` itself (libreef), or one
+    /// trace of the LTTng session in it (set when its metadata arrives).
+    trace_dir: Mutex<PathBuf>,
+    /// An LTTng session's horizon (ns; `i64::MIN`: none yet): everything
+    /// before it is written (`LiveRead::horizon_ns`).
+    horizon: std::sync::atomic::AtomicI64,
 }
 
 impl Live {
@@ -148,6 +160,41 @@ impl Live {
     pub fn temporary_dir(&self) -> Option<&Path> {
         (!self.lock().kept).then_some(self.dir.as_path())
     }
+
+    fn new(source: &'static str, addr: String, dir: PathBuf, kept: bool) -> Live {
+        Live {
+            status: Mutex::new(Status {
+                state: State::Receiving,
+                source,
+                addr,
+                dir: dir.display().to_string(),
+                kept,
+                connections: 1,
+                message: None,
+                packets: 0,
+                bytes: 0,
+                streams: 0,
+                received_to: None,
+                indexed_to: None,
+                reindexing: false,
+            }),
+            written: Arc::new(Mutex::new(Written::default())),
+            trace_dir: Mutex::new(dir.clone()),
+            horizon: std::sync::atomic::AtomicI64::new(i64::MIN),
+            dir,
+        }
+    }
+
+    fn trace_dir(&self) -> PathBuf {
+        self.trace_dir
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn lttng(&self) -> bool {
+        self.lock().source == "lttng-live"
+    }
 }
 
 /// Connects to `addr` (retrying for `wait`), writes what arrives to `out`
@@ -161,12 +208,24 @@ pub fn start(
     opts: ReadOptions,
     sizes: Sizes,
 ) -> Result<Arc<Slot>, reef_read::Error> {
+    in_dir(out, |dir, kept| {
+        start_in(addr, dir, kept, wait, opts, sizes)
+    })
+}
+
+/// Runs `start` with the directory that receives a live trace (`out`, or
+/// one in the temporary directory) and whether it is kept; a temporary
+/// one is removed when `start` fails.
+fn in_dir(
+    out: Option<PathBuf>,
+    start: impl FnOnce(PathBuf, bool) -> Result<Arc<Slot>, reef_read::Error>,
+) -> Result<Arc<Slot>, reef_read::Error> {
     let kept = out.is_some();
     let dir = match out {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("reef-view-live-{}", std::process::id())),
     };
-    let r = start_in(addr, dir.clone(), kept, wait, opts, sizes);
+    let r = start(dir.clone(), kept);
     if r.is_err() && !kept {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -185,29 +244,57 @@ fn start_in(
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let written = writer.written();
     let listener = Listener::connect_with(addr, wait, &mut Some(writer), false)?;
-    let live = Arc::new(Live {
-        status: Mutex::new(Status {
-            state: State::Receiving,
-            addr: listener.name().display().to_string(),
-            dir: dir.display().to_string(),
-            kept,
-            connections: 1,
-            message: None,
-            packets: 0,
-            bytes: 0,
-            streams: 0,
-            received_to: None,
-            indexed_to: None,
-            reindexing: false,
-        }),
-        written: written.clone(),
-        dir: dir.clone(),
-    });
+    let mut live = Live::new("libreef", listener.name().display().to_string(), dir, kept);
+    live.written = written;
+    let live = Arc::new(live);
     let (l, a) = (live.clone(), addr.to_string());
     std::thread::Builder::new()
         .name("reef-view-receive".into())
         .spawn(move || receive(listener, &a, &l))
-        .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(&dir, e)))?;
+        .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(&live.dir, e)))?;
+    follow(live, wait, opts, sizes)
+}
+
+/// Like [`start`] for an LTTng live session (`net://HOST[:PORT]/host/
+/// TARGET_HOST/SESSION`): a thread reads it from lttng-relayd into the
+/// directory (`HOST/SESSION-ID/trace-N/`, a CTF trace per trace of the
+/// session, as `reef print net://` does), and the index follows the
+/// session's first trace that has metadata. `wait`: how long to wait for
+/// it (at least 10 s); `opts.live_action` applies while the session is
+/// not there.
+pub fn start_lttng(
+    url: &reef_read::lttng_live::LiveUrl,
+    out: Option<PathBuf>,
+    wait: Duration,
+    opts: ReadOptions,
+    sizes: Sizes,
+) -> Result<Arc<Slot>, reef_read::Error> {
+    in_dir(out, |dir, kept| {
+        let read =
+            reef_read::lttng_live::LiveRead::open_dir(url, opts.live_action, &opts, Some(&dir))?;
+        let dir = std::path::absolute(&dir).unwrap_or(dir.clone());
+        let name = match &url.target {
+            Some((h, s)) => format!("{}/host/{h}/{s}", url.base),
+            None => url.base.clone(),
+        };
+        let live = Arc::new(Live::new("lttng-live", name, dir.clone(), kept));
+        let l = live.clone();
+        std::thread::Builder::new()
+            .name("reef-view-receive".into())
+            .spawn(move || receive_lttng(read, &l))
+            .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(&dir, e)))?;
+        follow(live, wait, opts, sizes)
+    })
+}
+
+/// Waits for the metadata, then makes the view and starts indexing.
+fn follow(
+    live: Arc<Live>,
+    wait: Duration,
+    opts: ReadOptions,
+    sizes: Sizes,
+) -> Result<Arc<Slot>, reef_read::Error> {
+    let written = live.written.clone();
     // The metadata comes first.
     let deadline = Instant::now() + wait.max(Duration::from_secs(10));
     loop {
@@ -230,7 +317,56 @@ fn start_in(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let dir = live.trace_dir();
+    let meta_seen = written.lock().map(|w| w.metadata).unwrap_or(0);
     let class = TraceClass::load(&dir)?;
+    let meta = class.meta.clone();
+    let mut opts = opts;
+    // The ended trace is indexed again from the whole directory (an
+    // LTTng session: every trace of it).
+    opts.paths = vec![live.dir.clone()];
+    let (view, keys, direct, pred) = new_view(&dir, class, opts, sizes)?;
+    let slot = Slot::new(view, Some(live.clone()));
+    let s = slot.clone();
+    std::thread::Builder::new()
+        .name("reef-view-live".into())
+        .spawn(move || {
+            // The traced program, libreef's consumer and the receiving
+            // thread come first: under load the index lags, nothing is
+            // lost.
+            crate::pass::lower_priority(19);
+            let mut ix = LiveIndex {
+                live,
+                trace_dir: dir,
+                meta,
+                meta_seen,
+                files: Vec::new(),
+                applied: None,
+                builder: BaseBuilder::default(),
+                done: 0,
+                pred,
+                direct,
+                keys,
+                places: Vec::new(),
+                last_cy: Vec::new(),
+                last_cp: 0,
+                buf: Vec::new(),
+            };
+            ix.run(&s, sizes)
+        })
+        .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(Path::new("thread"), e)))?;
+    Ok(slot)
+}
+
+/// An empty view of the trace in `dir` (of class `class`), its class
+/// keys, whether it is indexed the short way, and the filter.
+fn new_view(
+    dir: &Path,
+    class: TraceClass,
+    mut opts: ReadOptions,
+    sizes: Sizes,
+) -> Result<(Arc<View>, Arc<ClassKeys>, bool, Pred), reef_read::Error> {
+    let dir = dir.to_path_buf();
     let meta = class.meta.clone();
     let label = TraceLabel {
         name: match meta.env_get("hostname") {
@@ -252,8 +388,6 @@ fn start_in(
     let direct = !keys.kernel[0]
         && !keys.vtid[0]
         && opts.filter.as_deref().is_none_or(|f| f.trim().is_empty());
-    let mut opts = opts;
-    opts.paths = vec![dir.clone()];
     opts.begin = None;
     opts.end = None;
     let budget = sizes.budget.unwrap_or(16 << 20);
@@ -273,34 +407,64 @@ fn start_in(
         budget,
         keys.clone(),
     );
-    let slot = Slot::new(view, Some(live.clone()));
-    let s = slot.clone();
-    std::thread::Builder::new()
-        .name("reef-view-live".into())
-        .spawn(move || {
-            // The traced program, libreef's consumer and the receiving
-            // thread come first: under load the index lags, nothing is
-            // lost.
-            crate::pass::lower_priority(19);
-            let mut ix = LiveIndex {
-                live,
-                meta,
-                files: Vec::new(),
-                applied: None,
-                builder: BaseBuilder::default(),
-                done: 0,
-                pred,
-                direct,
-                keys,
-                places: Vec::new(),
-                last_cy: Vec::new(),
-                last_cp: 0,
-                buf: Vec::new(),
-            };
-            ix.run(&s, sizes)
-        })
-        .map_err(|e| reef_read::Error::Trace(reef_ctf::Error::io(Path::new("thread"), e)))?;
-    Ok(slot)
+    Ok((view, keys, direct, pred))
+}
+
+/// The receiving thread of an LTTng session: reads it until it ends or
+/// the relay fails, publishing what is written of the trace the index
+/// follows (the first with metadata; the others are on disk, in the
+/// final index).
+fn receive_lttng(mut read: reef_read::lttng_live::LiveRead, live: &Live) {
+    use reef_read::lttng_live::Pump;
+    let mut chosen: Option<PathBuf> = None;
+    let mut meta_len = 0;
+    loop {
+        let r = read.pump();
+        let traces = read.traces();
+        live.horizon
+            .store(read.horizon_ns().unwrap_or(i64::MIN), Ordering::Release);
+        if chosen.is_none() {
+            chosen = traces
+                .iter()
+                .find(|t| t.metadata > 0)
+                .map(|t| t.dir.clone());
+            if let Some(d) = &chosen {
+                *live.trace_dir.lock().unwrap_or_else(|e| e.into_inner()) = d.clone();
+            }
+        }
+        if let Some(t) = traces.iter().find(|t| Some(&t.dir) == chosen.as_ref()) {
+            if let Ok(mut w) = live.written.lock() {
+                if t.metadata != meta_len {
+                    meta_len = t.metadata;
+                    w.metadata += 1;
+                }
+                w.streams.clone_from(&t.streams);
+                // The final index's order (`Trace::from_class`: paths).
+                w.streams.sort_by(|a, b| {
+                    TraceWriter::stream_path(Path::new(""), a.0)
+                        .cmp(&TraceWriter::stream_path(Path::new(""), b.0))
+                });
+                w.packets = traces.iter().map(|t| t.packets).sum();
+                w.bytes = traces
+                    .iter()
+                    .flat_map(|t| t.streams.iter().map(|s| s.1))
+                    .sum();
+            }
+        }
+        match r {
+            Ok(Pump::Ended) => {
+                live.lock().state = State::Ended;
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let mut s = live.lock();
+                s.state = State::Failed;
+                s.message = Some(e.to_string());
+                return;
+            }
+        }
+    }
 }
 
 /// The receiving thread: receives until the program ends its trace,
@@ -363,7 +527,11 @@ struct Mapped {
 
 struct LiveIndex {
     live: Arc<Live>,
+    /// The trace followed (see [`Live::trace_dir`]).
+    trace_dir: PathBuf,
     meta: Metadata,
+    /// `Written::metadata` when `meta` was loaded.
+    meta_seen: u32,
     files: Vec<Mapped>,
     /// The watermark applied (ns from the clock's origin).
     applied: Option<i64>,
@@ -385,14 +553,14 @@ struct LiveIndex {
 
 impl LiveIndex {
     fn run(&mut self, slot: &Slot, sizes: Sizes) {
-        let view = slot.view();
+        let mut view = slot.view();
         let mut last_bytes = None;
         let mut behind = false;
         loop {
             // The state first: once ended, everything is written (and
             // indexed again from scratch).
             let state = self.live.lock().state;
-            if state == State::Ended {
+            if matches!(state, State::Ended | State::Failed) {
                 break;
             }
             let written = self
@@ -401,6 +569,56 @@ impl LiveIndex {
                 .lock()
                 .map(|w| w.clone())
                 .unwrap_or_default();
+            if self.live.lttng() && written.metadata != self.meta_seen {
+                match self.new_metadata(&view, written.metadata, sizes) {
+                    Ok(Some(v)) => {
+                        view = v;
+                        slot.replace(view.clone());
+                        last_bytes = None;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        if let Ok(mut b) = view.base.write() {
+                            b.marks.finish(Phase::Error(e.to_string()));
+                        }
+                        return;
+                    }
+                }
+            }
+            // An LTTng session's streams are given in the order the final
+            // index reads them (their files' names), so that rows keep
+            // their labels when it replaces this one; a stream whose first
+            // packet comes after one placed later restarts the index.
+            if self.live.lttng()
+                && written
+                    .streams
+                    .iter()
+                    .zip(&self.files)
+                    .any(|(s, m)| s.0 != m.id)
+            {
+                let r = TraceClass::new(self.meta.clone())
+                    .map_err(|msg| {
+                        reef_read::Error::Trace(reef_ctf::Error::Stream {
+                            path: self.trace_dir.join("metadata"),
+                            offset: 0,
+                            msg,
+                        })
+                    })
+                    .and_then(|class| self.restart(&view, class, sizes));
+                match r {
+                    Ok(v) => {
+                        view = v;
+                        slot.replace(view.clone());
+                        last_bytes = None;
+                    }
+                    Err(e) => {
+                        if let Ok(mut b) = view.base.write() {
+                            b.marks.finish(Phase::Error(e.to_string()));
+                        }
+                        return;
+                    }
+                }
+            }
             if behind || last_bytes != Some(written.bytes) || state != State::Receiving {
                 last_bytes = Some(written.bytes);
                 match self.step(&view, &written, state) {
@@ -447,12 +665,62 @@ impl LiveIndex {
         self.live.lock().reindexing = false;
     }
 
+    /// An LTTng session's metadata grew (a program registered new
+    /// tracepoints): the new text is read (at a later tick if it does
+    /// not parse yet). New event or stream classes renumber the class
+    /// keys the index holds: the index starts over on a new view (the
+    /// page sees a new epoch), from the files already written.
+    fn new_metadata(
+        &mut self,
+        view: &View,
+        seen: u32,
+        sizes: Sizes,
+    ) -> Result<Option<Arc<View>>, reef_read::Error> {
+        let Ok(class) = TraceClass::load(&self.trace_dir) else {
+            return Ok(None);
+        };
+        self.meta_seen = seen;
+        let names = |m: &Metadata| -> Vec<Vec<String>> {
+            m.streams
+                .iter()
+                .map(|s| s.events.iter().map(|e| e.name.clone()).collect())
+                .collect()
+        };
+        if names(&class.meta) == names(&self.meta) {
+            self.meta = class.meta;
+            return Ok(None);
+        }
+        self.meta = class.meta.clone();
+        self.restart(view, class, sizes).map(Some)
+    }
+
+    /// The index starts over on a new view of the files written so far.
+    fn restart(
+        &mut self,
+        view: &View,
+        class: TraceClass,
+        sizes: Sizes,
+    ) -> Result<Arc<View>, reef_read::Error> {
+        let (v, keys, direct, pred) = new_view(&self.trace_dir, class, view.opts.clone(), sizes)?;
+        self.files.clear();
+        self.applied = None;
+        self.builder = BaseBuilder::default();
+        self.done = 0;
+        self.keys = keys;
+        self.direct = direct;
+        self.pred = pred;
+        self.places.clear();
+        self.last_cy.clear();
+        self.last_cp = 0;
+        Ok(v)
+    }
+
     /// Maps what was written since, then indexes up to the watermark (at
     /// most [`STEP`] further: whether it stopped short).
     fn step(&mut self, view: &View, w: &Written, state: State) -> Result<bool, reef_read::Error> {
         let class = TraceClass::new(self.meta.clone()).map_err(|msg| {
             reef_read::Error::Trace(reef_ctf::Error::Stream {
-                path: self.live.dir.join("metadata"),
+                path: self.trace_dir.join("metadata"),
                 offset: 0,
                 msg,
             })
@@ -469,7 +737,7 @@ impl LiveIndex {
             {
                 continue;
             }
-            let path = TraceWriter::stream_path(&self.live.dir, id);
+            let path = TraceWriter::stream_path(&self.trace_dir, id);
             let earlier = self.files.get(i).map(|m| (m.file.clone(), m.scan));
             let (sf, scan) = match map_scan(&class, &path, len, earlier.as_ref()) {
                 Ok(m) => m,
@@ -508,8 +776,8 @@ impl LiveIndex {
             })
             .collect();
         let trace = Arc::new(Trace {
-            path: self.live.dir.clone(),
-            dirs: vec![self.live.dir.clone()],
+            path: self.trace_dir.clone(),
+            dirs: vec![self.trace_dir.clone()],
             class,
             sources,
             cut: None,
@@ -534,14 +802,22 @@ impl LiveIndex {
         };
         let mut mark = match state {
             // Everything received is in order.
-            State::Ended | State::Dropped => newest,
+            State::Ended | State::Dropped | State::Failed => newest,
             State::Receiving => {
                 let active = newest - ACTIVE.as_nanos() as i64;
-                ends.iter()
+                let w = ends
+                    .iter()
                     .copied()
                     .filter(|&e| e >= active)
                     .min()
-                    .unwrap_or(newest)
+                    .unwrap_or(newest);
+                // An LTTng session says how far every stream is written
+                // (inactivity beacons included): up to there, nothing
+                // more can come.
+                match self.live.horizon.load(Ordering::Acquire) {
+                    i64::MIN => w,
+                    h => w.max(h.saturating_sub(1).min(newest)),
+                }
             }
         };
         let origin = view.base.read().ok().and_then(|b| b.origin);

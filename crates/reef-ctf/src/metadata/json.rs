@@ -1397,18 +1397,20 @@ fn signed(fc: &FieldClass) -> bool {
     }
 }
 
+/// The roots of the scopes an event record class sees (also used by
+/// `write.rs`).
 #[derive(Default, Clone, Copy)]
-struct Roots<'a> {
-    ph: Option<&'a FieldClass>,
-    pc: Option<&'a FieldClass>,
-    eh: Option<&'a FieldClass>,
-    ecc: Option<&'a FieldClass>,
-    esc: Option<&'a FieldClass>,
-    ep: Option<&'a FieldClass>,
+pub(super) struct Roots<'a> {
+    pub(super) ph: Option<&'a FieldClass>,
+    pub(super) pc: Option<&'a FieldClass>,
+    pub(super) eh: Option<&'a FieldClass>,
+    pub(super) ecc: Option<&'a FieldClass>,
+    pub(super) esc: Option<&'a FieldClass>,
+    pub(super) ep: Option<&'a FieldClass>,
 }
 
 impl<'a> Roots<'a> {
-    fn get(&self, s: Scope) -> Option<&'a FieldClass> {
+    pub(super) fn get(&self, s: Scope) -> Option<&'a FieldClass> {
         match s {
             Scope::PacketHeader => self.ph,
             Scope::PacketContext => self.pc,

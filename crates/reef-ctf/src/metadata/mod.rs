@@ -38,6 +38,7 @@ mod packetized;
 mod parser;
 mod resolve;
 mod types;
+pub mod write;
 
 use crate::model::{ByteOrder, Metadata};
 

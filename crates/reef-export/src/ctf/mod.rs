@@ -2,8 +2,10 @@
 //! filter, written as CTF traces again.
 //!
 //! Each input trace becomes one output trace (the same relative layout
-//! under the output directory), its metadata copied as it is, each of its
-//! stream files written packet by packet:
+//! under the output directory), its metadata copied as it is (or, for
+//! [`Options::ctf_version`] other than the input's, written again in the
+//! other version by `reef_ctf::metadata::write`: the stream files are the
+//! same in both), each of its stream files written packet by packet:
 //!
 //! - a packet none of whose events the window or the filter drops is
 //!   copied byte for byte (runs of such packets as one in-kernel copy,
@@ -126,14 +128,31 @@ pub fn write(
                 t.path.display()
             )));
         }
+    }
+    // The metadata each trace's directories get: `None`, its own copied
+    // as it is; else the model written in the other version.
+    let mut translated: HashMap<PathBuf, Arc<Vec<u8>>> = HashMap::new();
+    for t in &traces {
         let major = t.meta().major.max(1);
         let want = opts.ctf_version.unwrap_or(major);
-        if want != major {
-            return Err(Error::Usage(format!(
-                "{}: a CTF {} trace: --ctf-version {want} would need its metadata translated, which reef does not do yet (its stream files would be the same)",
+        if want == major {
+            continue;
+        }
+        let text = match want {
+            1 => reef_ctf::metadata::write::to_tsdl(t.meta()).map(String::into_bytes),
+            _ => reef_ctf::metadata::write::to_ctf2(t.meta()),
+        }
+        .map_err(|e| {
+            Error::Usage(format!(
+                "{}: cannot write this CTF {} trace as CTF {}: {e}",
                 t.path.display(),
-                if major == 1 { "1.8" } else { "2" }
-            )));
+                if major == 1 { "1.8" } else { "2" },
+                if want == 1 { "1.8" } else { "2" },
+            ))
+        })?;
+        let text = Arc::new(text);
+        for d in &t.dirs {
+            translated.insert(d.clone(), text.clone());
         }
     }
     let dirs = out_dirs(&traces, inputs, out)?;
@@ -150,7 +169,12 @@ pub fn write(
             )));
         }
         std::fs::create_dir_all(odir).map_err(|e| Error::io(odir, e))?;
-        std::fs::copy(dir.join("metadata"), &meta).map_err(|e| Error::io(&meta, e))?;
+        match translated.get(dir) {
+            Some(text) => std::fs::write(&meta, &text[..]).map_err(|e| Error::io(&meta, e))?,
+            None => {
+                std::fs::copy(dir.join("metadata"), &meta).map_err(|e| Error::io(&meta, e))?;
+            }
+        }
     }
     let mut streams = src.into_streams()?;
     let window = streams.window;

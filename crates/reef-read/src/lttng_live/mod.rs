@@ -170,8 +170,9 @@ pub fn list_sessions(url: &LiveUrl) -> Result<String, Error> {
     Ok(out)
 }
 
-/// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
+/// A directory the session is written to: a temporary one, removed when
+/// dropped, or one the caller keeps.
+struct TempDir(PathBuf, bool);
 
 impl TempDir {
     fn new() -> Result<TempDir, Error> {
@@ -183,13 +184,15 @@ impl TempDir {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&p).map_err(|e| io_err(&p, e))?;
-        Ok(TempDir(p))
+        Ok(TempDir(p, true))
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if self.1 {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 
@@ -208,6 +211,7 @@ struct TraceDir {
     metadata_closed: bool,
     clock: Option<reef_iter::ClockConv>,
     streams: usize,
+    packets: u64,
 }
 
 struct LiveStream {
@@ -221,7 +225,37 @@ struct LiveStream {
     pending: Option<proto::Index>,
     /// Its file exists (a packet arrived).
     has_file: bool,
+    /// Bytes in its file (whole packets).
+    bytes: u64,
+    /// When its first packet arrived, among the streams (the order of
+    /// [`LiveRead::traces`]).
+    first: u64,
     done: bool,
+}
+
+/// What [`LiveRead::pump`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pump {
+    /// No session of that name yet (`continue`): asked again later.
+    Waiting,
+    /// A round over the streams; whether anything arrived.
+    Round(bool),
+    /// The session ended (or, with `end`, was not there): every stream
+    /// is written whole.
+    Ended,
+}
+
+/// One CTF trace of the session as written so far (see
+/// [`LiveRead::traces`]).
+#[derive(Debug, Clone, Default)]
+pub struct LiveTrace {
+    pub dir: PathBuf,
+    /// Bytes of its `metadata` file (0: none yet).
+    pub metadata: usize,
+    /// Its streams with a file (`stream_ID` in `dir`), in the order their
+    /// first packet arrived: the id and the bytes of whole packets.
+    pub streams: Vec<(u64, u64)>,
+    pub packets: u64,
 }
 
 struct Session {
@@ -251,6 +285,8 @@ pub struct LiveRead {
     last_epoch: Option<std::time::Instant>,
     /// The error that stopped the reading, given after the last epoch.
     failed: Option<Error>,
+    /// Packets received (the order of streams' first packets).
+    packets: u64,
 }
 
 /// The directory, kept while a [`Source`] reads from it.
@@ -264,6 +300,17 @@ impl LiveRead {
         url: &LiveUrl,
         action: SessionNotFound,
         opts: &ReadOptions,
+    ) -> Result<LiveRead, Error> {
+        LiveRead::open_dir(url, action, opts, None)
+    }
+
+    /// As [`LiveRead::open`], writing the session into `out` (kept; made
+    /// if missing) rather than a temporary directory.
+    pub fn open_dir(
+        url: &LiveUrl,
+        action: SessionNotFound,
+        opts: &ReadOptions,
+        out: Option<&Path>,
     ) -> Result<LiveRead, Error> {
         if url.target.is_none() {
             return Err(Error::Address {
@@ -285,7 +332,13 @@ impl LiveRead {
             relay,
             action,
             opts: opts.clone(),
-            dir: std::sync::Arc::new(TempDirKeep(TempDir::new()?)),
+            dir: std::sync::Arc::new(TempDirKeep(match out {
+                Some(d) => {
+                    std::fs::create_dir_all(d).map_err(|e| io_err(d, e))?;
+                    TempDir(d.to_path_buf(), false)
+                }
+                None => TempDir::new()?,
+            })),
             sessions: Vec::new(),
             traces: BTreeMap::new(),
             streams: Vec::new(),
@@ -296,7 +349,74 @@ impl LiveRead {
             ended: Vec::new(),
             last_epoch: None,
             failed: None,
+            packets: 0,
         })
+    }
+
+    /// One step of a reading that follows the files rather than the
+    /// epochs (`reef view`): looks for the session while it is not
+    /// attached, else one round over its streams (sleeping a little when
+    /// nothing arrived). Once the session ended, `Ended` (the streams'
+    /// files stay as they are); `fail` fails only before the session
+    /// was found, as in [`LiveRead::next_source`].
+    pub fn pump(&mut self) -> Result<Pump, Error> {
+        if self.sessions.is_empty() {
+            if self.found_once {
+                return Ok(Pump::Ended);
+            }
+            if !self.attach()? {
+                return match self.action {
+                    SessionNotFound::Fail => {
+                        let (h, n) = self.url.target.clone().unwrap_or_default();
+                        Err(self.relay.err(format!(
+                            "no session `{n}` of host `{h}` on the relay (session-not-found-action=fail)"
+                        )))
+                    }
+                    SessionNotFound::End => Ok(Pump::Ended),
+                    SessionNotFound::Continue => {
+                        std::thread::sleep(Duration::from_millis(100));
+                        Ok(Pump::Waiting)
+                    }
+                };
+            }
+        }
+        let progressed = self.round()?;
+        if self.sessions.iter().all(|s| s.closed) && self.streams.iter().all(|s| s.done) {
+            return Ok(Pump::Ended);
+        }
+        if !progressed {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(Pump::Round(progressed))
+    }
+
+    /// The time (ns) before which every open stream holds nothing more
+    /// (its last packet's end or inactivity beacon): all of the session
+    /// before it is written. `None` while a stream has told nothing yet.
+    pub fn horizon_ns(&self) -> Option<i64> {
+        self.horizon()
+    }
+
+    /// The session's CTF traces as written so far, in the relay's order
+    /// (session, trace id).
+    pub fn traces(&self) -> Vec<LiveTrace> {
+        self.traces
+            .iter()
+            .map(|(k, t)| {
+                let mut streams: Vec<&LiveStream> = self
+                    .streams
+                    .iter()
+                    .filter(|s| s.trace == *k && s.has_file)
+                    .collect();
+                streams.sort_by_key(|s| s.first);
+                LiveTrace {
+                    dir: t.dir.clone(),
+                    metadata: t.metadata.len(),
+                    streams: streams.iter().map(|s| (s.id, s.bytes)).collect(),
+                    packets: t.packets,
+                }
+            })
+            .collect()
     }
 
     /// The directory the session is written to.
@@ -544,6 +664,7 @@ impl LiveRead {
                         metadata_closed: false,
                         clock: None,
                         streams: 0,
+                        packets: 0,
                     },
                 );
             }
@@ -562,6 +683,8 @@ impl LiveRead {
                     horizon: None,
                     pending: None,
                     has_file: false,
+                    bytes: 0,
+                    first: 0,
                     done: false,
                 });
             }
@@ -641,8 +764,12 @@ impl LiveRead {
                 .traces
                 .get_mut(&key)
                 .ok_or_else(|| self.relay.err("trace vanished"))?;
+            // Replaced whole (written aside, then renamed): a reader of
+            // the growing trace never sees half of it.
             let path = t.dir.join("metadata");
-            std::fs::write(&path, &t.metadata).map_err(|e| io_err(&path, e))?;
+            let part = t.dir.join(".metadata.part");
+            std::fs::write(&part, &t.metadata).map_err(|e| io_err(&part, e))?;
+            std::fs::rename(&part, &path).map_err(|e| io_err(&path, e))?;
             // The clock, for the horizons; the metadata may still be
             // incomplete (more comes with a later packet's flag).
             if let Ok(class) = reef_ctf::capture::class_from_metadata(&t.metadata, &path) {
@@ -809,11 +936,15 @@ impl LiveRead {
         }
         let first = !s.has_file;
         s.has_file = true;
-        s.horizon = Some(s.horizon.map_or(index.ts_end, |h| h.max(index.ts_end)));
+        s.bytes += data.len() as u64;
         if first {
-            if let Some(t) = self.traces.get_mut(&key) {
-                t.streams += 1;
-            }
+            s.first = self.packets;
+        }
+        self.packets += 1;
+        s.horizon = Some(s.horizon.map_or(index.ts_end, |h| h.max(index.ts_end)));
+        if let Some(t) = self.traces.get_mut(&key) {
+            t.streams += usize::from(first);
+            t.packets += 1;
         }
         Ok(true)
     }
