@@ -141,8 +141,12 @@ pub fn run(a: &SqlArgs) -> anyhow::Result<ExitCode> {
         let mut opts = a.read.clone();
         opts.paths = traces;
         let src = Source::open(&opts.options())?;
-        let (_, err) =
-            reef_export::parquet::write(src, &dir, &reef_export::parquet::Options::default())?;
+        let (_, err) = reef_export::parquet::write(
+            src,
+            &dir,
+            &reef_export::parquet::Options::default(),
+            None,
+        )?;
         stopped = err;
         datasets.push(dir);
         tmp = Some(guard);
