@@ -38,6 +38,10 @@ ANALYSES = {
     "iolatencyfreq": ("lttng-iolatencyfreq", []),
     "iousagetop": ("lttng-iousagetop", []),
 }
+# ONLY=cputop,schedstats times those commands alone.
+if os.environ.get("ONLY"):
+    only = os.environ["ONLY"].split(",")
+    ANALYSES = {k: v for k, v in ANALYSES.items() if k in only}
 
 
 def have(cmd):

@@ -750,7 +750,11 @@ impl Decoder {
             self.last = Some(key);
         }
         let info = &self.classes[&key];
-        let cpu = packet_cpu(cur);
+        let cpu = if info.cpu_in_packet {
+            packet_cpu(cur)
+        } else {
+            None
+        };
         event_of(info, cur, cur.event.event, RawBody::of(cur), ts, cpu)
     }
 }
@@ -758,11 +762,24 @@ impl Decoder {
 /// The `cpu_id` of `cur`'s current packet (LTTng kernel streams have one
 /// per CPU).
 pub fn packet_cpu(cur: &StreamCursor) -> Option<i64> {
+    packet_cpu_at(cur, packet_cpu_field(&cur.trace, cur.stream))
+}
+
+/// Where the packet contexts of stream class `stream` of `trace` hold
+/// their `cpu_id` (found once per stream, read per packet with
+/// [`packet_cpu_at`]).
+pub fn packet_cpu_field(trace: &Trace, stream: usize) -> Option<FieldLoc> {
     let cpu = Field::in_scopes(FIELDS[CPU_ID].0, Scopes::PacketContext);
-    match cpu.locate(&cur.trace, cur.stream, 0, false) {
-        Located::At(loc) => loc.get(cur, RawBody::default())?.as_i64(),
+    match cpu.locate(trace, stream, 0, false) {
+        Located::At(loc) => Some(loc),
         _ => None,
     }
+}
+
+/// [`packet_cpu`], the field found by [`packet_cpu_field`].
+#[inline]
+pub fn packet_cpu_at(cur: &StreamCursor, field: Option<FieldLoc>) -> Option<i64> {
+    field?.get(cur, RawBody::default())?.as_i64()
 }
 
 /// An event of class `info` (index `class` in `cur`'s stream class): the

@@ -28,12 +28,12 @@
 
 use std::sync::Arc;
 
-use reef_ctf::access::RawBody;
+use reef_ctf::access::{FieldLoc, RawBody};
 use reef_ctf::{Item, StreamCursor};
 use reef_iter::ClockConv;
 use reef_read::Streams;
 
-use crate::event::{event_of, packet_cpu, ClassInfo, Event, Interest};
+use crate::event::{event_of, packet_cpu_at, packet_cpu_field, ClassInfo, Event, Interest};
 
 /// What a [`Rec`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +97,8 @@ struct Stream {
     first_offset: u64,
     /// The `cpu_id` of the packet the records in `buf` are from.
     cpu: Option<i64>,
+    /// Where the stream's packet contexts hold it.
+    cpu_field: Option<FieldLoc>,
     /// The error that ended the batch in `buf`, given once it is read.
     error: Option<reef_ctf::Error>,
     done: bool,
@@ -134,7 +136,7 @@ impl Stream {
             return Ok(());
         };
         if item == Item::Event {
-            self.cpu = packet_cpu(&self.cur);
+            self.cpu = packet_cpu_at(&self.cur, self.cpu_field);
         }
         self.first_offset = self.cur.event.offset;
         let Stream {
@@ -266,6 +268,7 @@ pub fn for_each_event<E>(
         let Some(conv) = conv else {
             unreachable!("streams without a clock are not read here (can_read)")
         };
+        let cpu_field = packet_cpu_field(&cur.trace, cur.stream);
         order.push((
             r,
             Stream {
@@ -282,6 +285,7 @@ pub fn for_each_event<E>(
                 other,
                 first_offset: 0,
                 cpu: None,
+                cpu_field,
                 error: None,
                 done: false,
             },

@@ -664,6 +664,35 @@ impl<'a> TokenStream<'a> {
         &self.ahead.tok
     }
 
+    /// The text between the token after the current one, an opening
+    /// brace, and the first closing brace after it, with its byte offset:
+    /// when that text can only be made of names, numbers, `=`, `;`, `.`
+    /// and white space (no comment, string, nor nested brace), so that
+    /// the same bytes always give the same tokens.
+    pub(crate) fn plain_block(&self) -> Option<(&'a str, usize)> {
+        if self.err.is_some() || self.ahead.tok != Tok::Punct(P::LBrace) {
+            return None;
+        }
+        let start = self.lx.pos;
+        let len = memchr::memchr(b'}', &self.lx.b[start..])?;
+        let text = &self.lx.b[start..start + len];
+        let plain = text.iter().all(|&c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, b'_' | b' ' | b'\t' | b'\r' | b'\n' | b'=' | b';' | b'.')
+        });
+        plain.then(|| (&self.lx.src[start..start + len], start))
+    }
+
+    /// Moves past the closing brace of a [`TokenStream::plain_block`] at
+    /// byte `start` of `len` bytes: the token after it becomes the current
+    /// one.
+    pub(crate) fn skip_plain_block(&mut self, start: usize, len: usize) {
+        debug_assert_eq!(self.lx.pos, start);
+        self.lx.move_to(start + len + 1);
+        self.cur = self.pull();
+        self.ahead = self.pull();
+    }
+
     /// Moves to the next token; stays on [`Tok::Eof`].
     pub(crate) fn bump(&mut self) {
         if self.cur.tok != Tok::Eof {

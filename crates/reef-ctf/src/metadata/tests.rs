@@ -1014,3 +1014,55 @@ fn metadata_cut_inside_a_declaration() {
             .contains(&format!("metadata packet {k} (20 bytes present)")));
     }
 }
+
+/// Integer types written the same way again are parsed once
+/// (`Parser::integer_type`): each use still gets its own type, the
+/// positions of what follows stay right, and clock mappings (not
+/// memoized) are recorded at each use.
+#[test]
+fn repeated_integer_types() {
+    let int = "integer { size = 32; align = 8;\n signed = 1; base = 16; }";
+    let body = format!("{int} a; {int} b;\n{int} c; integer {{ size = 32; align = 8;\n signed = 1; base = 10; }} d;");
+    let s = payload(&body);
+    for (name, base) in [("a", 16), ("b", 16), ("c", 16), ("d", 10)] {
+        let i = int_of(member(&s, &[name]));
+        assert_eq!(
+            (i.size, i.align, i.signed, i.base),
+            (32, 8, true, base),
+            "{name}"
+        );
+    }
+    // An error after three uses of the same text is placed as before.
+    let src = format!(
+        "{HDR}event {{ name = e; fields := struct {{ {int} a;\n{int} b; {int} c; u8 ! ; }}; }};\n"
+    );
+    let e = parse_err(&src);
+    let (n, line) = src.lines().enumerate().find(|l| l.1.contains('!')).unwrap();
+    let col = line.find('!').unwrap() as u32 + 1;
+    assert!(n > 4);
+    assert_eq!((e.line, e.column), (n as u32 + 1, col), "{e}");
+    // The same text with a comment or a string between the braces is read
+    // token by token (and gives the same type).
+    let s = payload(&format!(
+        "{int} a; integer {{ size = 32; /* }} */ align = 8;\n signed = 1; base = 16; }} b;"
+    ));
+    assert_eq!(int_of(member(&s, &["a"])), int_of(member(&s, &["b"])));
+    // Clock mappings are not memoized: both uses map the clock.
+    let mapped = "integer { size = 64; map = clock.c.value; }";
+    let src = format!(
+        "{HDR}clock {{ name = c; }};\nevent {{ name = e; fields := struct {{ {mapped} a; {mapped} b; }}; }};\n"
+    );
+    let s = {
+        let md = parse(&src);
+        match md.streams[0].events[0].payload.clone() {
+            Some(FieldClass::Struct(s)) => s,
+            other => panic!("payload is {other:?}"),
+        }
+    };
+    for name in ["a", "b"] {
+        assert_eq!(
+            int_of(member(&s, &[name])).mapped_clock.as_deref(),
+            Some("c")
+        );
+    }
+}
