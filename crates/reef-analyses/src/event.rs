@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use reef_ctf::access::{FieldLoc, Located, RawBody};
+use reef_ctf::access::{FieldLoc, Located, RawBody, RawPlace};
 use reef_ctf::{EnvValue, Field, FieldVal, Scopes, StreamCursor, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -500,19 +500,19 @@ pub struct ClassInfo {
 
 const NO_FIELD: u8 = u8::MAX;
 
-/// A little-endian integer field at `off` bytes from the start of the
+/// A little-endian integer field at a fixed place from the start of the
 /// body, `64 - 8 × size` bits kept by shifts (`shift` 64: not such a
 /// field).
 #[derive(Debug, Clone, Copy)]
 struct FastInt {
-    off: u32,
+    place: RawPlace,
     shift: u8,
     signed: bool,
 }
 
 impl FastInt {
     const NONE: FastInt = FastInt {
-        off: 0,
+        place: RawPlace::BODY,
         shift: 64,
         signed: false,
     };
@@ -524,7 +524,7 @@ impl FastInt {
         if self.shift == 64 {
             return None;
         }
-        let w = data.get(b.body + self.off as usize..)?.first_chunk::<8>()?;
+        let w = data.get(self.place.at(b)..)?.first_chunk::<8>()?;
         let raw = u64::from_le_bytes(*w) << self.shift;
         Some(if self.signed {
             Some((raw as i64) >> self.shift)
@@ -588,10 +588,10 @@ impl ClassInfo {
         info.cpu_in_packet = info.loc(CPU_ID).is_some_and(|l| l.in_packet());
         for f in 0..FIELDS.len() {
             if let Some(FieldLoc::Raw(r)) = info.loc(f) {
-                if let Some((off, bytes, signed)) = r.le_int_from_start() {
+                if let Some((place, bytes, signed)) = r.le_int_from_start() {
                     if (1..=8).contains(&bytes) {
                         info.ints[f] = FastInt {
-                            off,
+                            place,
                             shift: 64 - 8 * bytes,
                             signed,
                         };

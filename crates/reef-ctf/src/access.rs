@@ -273,11 +273,13 @@ impl FieldLoc {
 }
 
 /// Where an event's body (specific context, then payload) lies in the
-/// bytes of its file: byte offsets of its start and of the event's end.
+/// bytes of its file: byte offsets of its start and of the event's end,
+/// and where its packet starts, modulo 8 (alignment is relative to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RawBody {
     pub body: usize,
     pub end: usize,
+    pub packet_mod8: u8,
 }
 
 impl RawBody {
@@ -286,18 +288,54 @@ impl RawBody {
         RawBody {
             body: cur.event.body as usize,
             end: cur.event.end as usize,
+            packet_mod8: (cur.packet.offset & 7) as u8,
         }
+    }
+
+    /// `at` aligned to `align` bytes (a power of two, at most 8) relative
+    /// to the packet.
+    #[inline(always)]
+    fn align(self, at: usize, align: u8) -> usize {
+        at + (usize::from(self.packet_mod8).wrapping_sub(at) & (usize::from(align) - 1))
+    }
+}
+
+/// Where a field lies from the start of an event's body: the body's
+/// start aligned to `a0` bytes, `pre` bytes on, aligned to `a1` bytes,
+/// `off` bytes on (see [`RawPlace::at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawPlace {
+    a0: u8,
+    pre: u32,
+    a1: u8,
+    off: u32,
+}
+
+impl RawPlace {
+    /// The body's first byte.
+    pub const BODY: RawPlace = RawPlace {
+        a0: 1,
+        pre: 0,
+        a1: 1,
+        off: 0,
+    };
+
+    /// The field's byte offset in the file for the body at `b`.
+    #[inline(always)]
+    pub fn at(&self, b: RawBody) -> usize {
+        b.align(b.align(b.body, self.a0) + self.pre as usize, self.a1) + self.off as usize
     }
 }
 
 /// A scalar field of an event class whose body a skim crosses
-/// ([`crate::prog::Skim`]: byte-aligned fields and strings), at a fixed
-/// distance from the start of the body (before its first string) or from
-/// its end (after its last string).
+/// ([`crate::prog::Skim`]: fields of a fixed size and strings), at a
+/// fixed place from the start of the body (before its first string, past
+/// at most two alignments) or from its end (after its last string and
+/// the last alignment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawField {
     from_end: bool,
-    off: u32,
+    place: RawPlace,
     kind: RawKind,
 }
 
@@ -315,13 +353,13 @@ enum RawKind {
 }
 
 impl RawField {
-    /// For a little-endian integer at a fixed distance from the start of
-    /// the body: that distance in bytes, its size in bytes and whether it
-    /// is signed (what a reader's fast path for integers needs).
-    pub fn le_int_from_start(&self) -> Option<(u32, u8, bool)> {
+    /// For a little-endian integer at a fixed place from the start of the
+    /// body: that place, its size in bytes and whether it is signed (what
+    /// a reader's fast path for integers needs).
+    pub fn le_int_from_start(&self) -> Option<(RawPlace, u8, bool)> {
         match self.kind {
             RawKind::Int { bytes, signed, le } if le && !self.from_end => {
-                Some((self.off, bytes, signed))
+                Some((self.place, bytes, signed))
             }
             _ => None,
         }
@@ -331,11 +369,10 @@ impl RawField {
     /// have given (`None` if the bytes are not there).
     #[inline(always)]
     pub fn get<'d>(&self, data: &'d [u8], b: RawBody) -> Option<FieldVal<'d>> {
-        let off = self.off as usize;
         let at = if self.from_end {
-            b.end.checked_sub(off)?
+            b.end.checked_sub(self.place.off as usize)?
         } else {
-            b.body + off
+            self.place.at(b)
         };
         match self.kind {
             RawKind::Int { bytes, signed, le } => {
@@ -371,78 +408,42 @@ impl RawField {
 
 /// The [`RawField`] of the member `loc` (of the payload or specific
 /// context) of event class `event`: `None` if the class has no skim or
-/// the member is not at a fixed distance from the body's start or end;
+/// the member is not at a fixed place from the body's start or end;
 /// `Some(None)` if it is not a scalar.
 fn raw_field(sp: &StreamPlans, event: usize, loc: Loc) -> Option<Option<RawField>> {
     let ep = &sp.events[event];
     ep.skim.as_ref()?;
-    // The body's parts (bytes between strings), and the member's place:
-    // (part, offset in it) of its first byte.
-    let mut parts = vec![0u32];
+    // The member's place: (part, offset in it) of its first byte.
     let mut found = None;
-    for (s, plan) in [(SPECIFIC, &ep.context), (PAYLOAD, &ep.payload)] {
-        let Some(root) = plan.root else { continue };
-        let Node::Struct { first, count, .. } = plan.nodes[root as usize] else {
-            return None;
-        };
-        for m in 0..count {
-            let node = plan.children[(first + m) as usize];
-            let here = (parts.len() - 1, *parts.last()?);
-            let is_str = matches!(plan.nodes[node as usize], Node::String);
-            if is_str {
-                parts.push(0);
-            } else {
-                *parts.last_mut()? += bytes_of(plan, node)?;
+    let parts = crate::prog::skim_layout(
+        &[&ep.context, &ep.payload],
+        |k, plan, m, part, off, node| {
+            if [SPECIFIC, PAYLOAD][k] == loc.scope && m == loc.member {
+                found = Some((part, off, raw_kind(plan, node)));
             }
-            if s == loc.scope && m == loc.member {
-                found = Some((here, raw_kind(plan, node)));
-            }
-        }
-    }
-    let ((part, off), kind) = found?;
+        },
+    )?;
+    let (part, off, kind) = found?;
     let Some(kind) = kind? else {
         return Some(None);
     };
     let last = parts.len() - 1;
-    if part == 0 {
-        Some(Some(RawField {
-            from_end: false,
-            off,
-            kind,
-        }))
+    let align = |k: usize| u8::try_from(parts[k].align).ok();
+    let place = |a0, pre, a1, off| RawPlace { a0, pre, a1, off };
+    let (from_end, place) = if part == 0 {
+        (false, place(align(0)?, 0, 1, off))
+    } else if part == 1 && !parts[1].after_str {
+        (false, place(align(0)?, parts[0].bytes, align(1)?, off))
     } else if part == last && kind != RawKind::Str {
-        Some(Some(RawField {
-            from_end: true,
-            off: parts[last] - off,
-            kind,
-        }))
+        (true, place(1, 0, 1, parts[last].bytes - off))
     } else {
-        None
-    }
-}
-
-/// Bytes of a node of a skimmed body (no strings inside).
-fn bytes_of(plan: &Plan, n: u32) -> Option<u32> {
-    match plan.nodes[n as usize] {
-        Node::Int { size, .. } | Node::BigInt { size, .. } | Node::Float { size, .. } => {
-            (size % 8 == 0).then_some(size / 8)
-        }
-        Node::Struct { first, count, .. } => (first..first + count)
-            .map(|i| bytes_of(plan, plan.children[i as usize]))
-            .try_fold(0u32, |acc, b| acc.checked_add(b?)),
-        Node::Array {
-            length, elem, text, ..
-        } => {
-            let each = if text { 1 } else { bytes_of(plan, elem)? };
-            u32::try_from(length).ok()?.checked_mul(each)
-        }
-        Node::String
-        | Node::Sequence { .. }
-        | Node::Variant { .. }
-        | Node::VarInt { .. }
-        | Node::Bytes { .. }
-        | Node::Optional { .. } => None,
-    }
+        return None;
+    };
+    Some(Some(RawField {
+        from_end,
+        place,
+        kind,
+    }))
 }
 
 /// How a member of a skimmed body reads as a scalar: `Some(None)` if it

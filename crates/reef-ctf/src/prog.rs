@@ -64,21 +64,25 @@ pub struct Prog {
 }
 
 /// LTTng's event headers: an id of `tag` bits, and a variant on it whose
-/// option 0 (every id but the largest) is a timestamp of `ts` bits right
-/// after it, and whose option 1 (the largest id) is a 32-bit id then a
-/// 64-bit timestamp from byte `ext / 8`. All little-endian and unsigned,
-/// read from a byte: the compact header (5-bit id, 27-bit timestamp) and
-/// the large one (16 bits, 32 bits). `tagged()` reads it with one load
-/// (three for the extended form).
+/// option 0 (every id but the largest) is a timestamp of `ts` bits after
+/// it, and whose option 1 (the largest id) is a 32-bit id then a 64-bit
+/// timestamp. All little-endian and unsigned, read from a byte, each
+/// aligned as the metadata says (relative to the packet: LTTng's large
+/// header is aligned on 16 bits, its 32-bit timestamp on 32, so where the
+/// timestamp lies depends on where the header does): the compact header
+/// (5-bit id, 27-bit timestamp) and the large one (16 bits, 32 bits).
+/// `tagged()` reads it with one load (three for the extended form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tagged {
     pub tag: u32,
     pub slot: u32,
-    /// Where option 0's timestamp starts, in bits.
-    pub ts_at: u32,
+    /// Alignments in bits of the id, of option 0's timestamp, of option
+    /// 1's id and of its timestamp.
+    pub tag_align: u32,
+    pub ts_align: u32,
     pub ts: u32,
-    /// Where option 1's id starts, in bits (a whole byte).
-    pub ext: u32,
+    pub ext_align: u32,
+    pub ext_ts_align: u32,
 }
 
 impl Tagged {
@@ -89,7 +93,21 @@ impl Tagged {
             sel_first,
             sel_count,
             table,
-        }, Op::Int(e_id), Op::Int(e_ts), Op::Jump { to: 6 }, Op::Int(c_ts)] = p.ops[..]
+        }, ..] = p.ops[..]
+        else {
+            return None;
+        };
+        // An option's code: the alignment of its structure (when not
+        // dropped as redundant), then its integers.
+        let option = |at: u32| match p.ops.get(at as usize)? {
+            Op::Align { align } => Some((*align, at as usize + 1)),
+            _ => Some((1, at as usize)),
+        };
+        let end = p.ops.len();
+        let (c_align, c) = option(*p.targets.get(table as usize)?)?;
+        let (e_align, e) = option(*p.targets.get(table as usize + 1)?)?;
+        let (Some(&[Op::Int(e_id), Op::Int(e_ts), Op::Jump { to }]), Some(&[Op::Int(c_ts)])) =
+            (p.ops.get(e..e + 3), p.ops.get(c..))
         else {
             return None;
         };
@@ -101,11 +119,11 @@ impl Tagged {
             sels.iter()
                 .any(|s| s.lo == lo && s.hi == hi && s.option == option)
         };
-        let ts_at = align_up(u64::from(t.size), c_ts.align) as u32;
-        let ext = align_up(u64::from(t.size), e_id.align.max(8)) as u32;
+        // Alignments of at most 64 bits, and on bytes past the id's.
+        let align_ok = |a: u32| a.is_power_of_two() && a <= 64;
         let ok = t.le
             && !t.signed
-            && t.align <= 8
+            && align_ok(t.align)
             && matches!(t.size, 5 | 16)
             && t.slot == tag_slot
             && t.slot != NONE
@@ -114,27 +132,33 @@ impl Tagged {
             && sels.len() == 2
             && selects(0, max - 1, 0)
             && selects(max, max, 1)
-            && p.targets.get(table as usize..table as usize + 2) == Some(&[5, 2][..])
+            && to as usize == end
+            && c > e
+            && align_ok(c_align)
+            && align_ok(e_align)
             && plain(&c_ts)
             && c_ts.clock
             && c_ts.meaning == Meaning::None
-            && ts_at + c_ts.size <= 64
+            && c_ts.size <= 32
+            && align_ok(c_ts.align)
             && plain(&e_id)
             && e_id.size == 32
-            && e_id.align <= 8
+            && align_ok(e_id.align)
             && e_id.meaning == Meaning::EventId
             && !e_id.clock
             && plain(&e_ts)
             && e_ts.size == 64
-            && e_ts.align <= 8
+            && align_ok(e_ts.align)
             && e_ts.clock
             && e_ts.meaning == Meaning::None;
         ok.then_some(Tagged {
             tag: t.size,
             slot: t.slot,
-            ts_at,
+            tag_align: t.align,
+            ts_align: c_ts.align.max(c_align),
             ts: c_ts.size,
-            ext,
+            ext_align: e_id.align.max(e_align).max(8),
+            ext_ts_align: e_ts.align.max(8),
         })
     }
 }
@@ -308,66 +332,171 @@ impl Prog {
     }
 }
 
-/// The bytes of scopes that only hold byte-aligned fields with no slot,
-/// clock or meaning, and strings: what a reader that wants no values
-/// needs to cross them. `parts[0]` bytes, a string, `parts[1]` bytes, a
-/// string, and so on. The event-specific context and the payload of most
-/// event classes are such scopes: `reef check` crosses them with this
-/// instead of their programs.
+/// The bytes of scopes whose fields are all of a fixed size, on whole
+/// bytes, with no clock or meaning, and strings: what a reader that
+/// wants no values needs to cross them. They lie in [`Part`]s: runs of
+/// bytes of a fixed layout, each starting aligned (relative to the packet)
+/// and, but the first, after a string or at a member whose alignment the
+/// part's start does not fix. The event-specific context and the payload
+/// of most event classes are such scopes (LTTng's kernel events too, whose
+/// 32-bit fields follow 16-byte names): `reef check` crosses them with
+/// this instead of their programs.
 #[derive(Debug, Clone, Default)]
 pub struct Skim {
-    parts: Vec<u32>,
+    parts: Vec<Part>,
+}
+
+/// One run of fixed layout of a [`Skim`]: after a string when
+/// `after_str`, then aligned to `align` bytes, then `bytes` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub after_str: bool,
+    pub align: u32,
+    pub bytes: u32,
+}
+
+/// An alignment of `bits` bits, for a position on a byte: in bytes (at
+/// most 8, a power of two).
+fn align_bytes(bits: u32) -> Option<u32> {
+    if bits <= 8 {
+        return Some(1);
+    }
+    let b = bits / 8;
+    (bits.is_multiple_of(8) && b.is_power_of_two() && b <= 8).then_some(b)
+}
+
+/// Alignment and size in bytes of a node of fixed layout with no string
+/// and nothing a reader must keep (see [`Skim`]): its members' places from
+/// its aligned start do not depend on where it lies.
+pub(crate) fn fixed_layout(plan: &Plan, n: u32) -> Option<(u32, u32)> {
+    let whole = |size: u32| size.is_multiple_of(8).then_some(size / 8);
+    match plan.nodes[n as usize] {
+        // (A slot is only read by a sequence or variant after it in the
+        // same event: a skimmed body has none.)
+        Node::Int {
+            size,
+            align,
+            clock,
+            meaning,
+            ..
+        } if !clock && meaning == Meaning::None => Some((align_bytes(align)?, whole(size)?)),
+        Node::BigInt { size, align, .. } | Node::Float { size, align, .. } => {
+            Some((align_bytes(align)?, whole(size)?))
+        }
+        Node::Struct {
+            align,
+            first,
+            count,
+            ..
+        } => {
+            let s = align_bytes(align)?;
+            let mut off = 0u32;
+            for i in first..first + count {
+                let (a, b) = fixed_layout(plan, plan.children[i as usize])?;
+                if a > s {
+                    return None;
+                }
+                off = (align_up(u64::from(off), a) as u32).checked_add(b)?;
+            }
+            Some((s, off))
+        }
+        Node::Array {
+            length,
+            elem,
+            align,
+            text,
+            ..
+        } => {
+            let a = align_bytes(align)?;
+            let len = u32::try_from(length).ok()?;
+            if text {
+                return Some((a, len));
+            }
+            let (ea, es) = fixed_layout(plan, elem)?;
+            if ea > a {
+                return None;
+            }
+            let stride = align_up(u64::from(es), ea) as u32;
+            let size = match len {
+                0 => 0,
+                _ => (len - 1).checked_mul(stride)?.checked_add(es)?,
+            };
+            Some((a, size))
+        }
+        _ => None,
+    }
+}
+
+/// Lays out the top-level members of the roots of `plans` (read one after
+/// the other) in [`Part`]s, if every member allows a skim; `member` is
+/// told each member's place: (index in `plans`, plan, member, part,
+/// offset in the part's bytes, node). A string's place is where it
+/// starts: the next part is after it.
+pub(crate) fn skim_layout(
+    plans: &[&Plan],
+    mut member: impl FnMut(usize, &Plan, u32, usize, u32, u32),
+) -> Option<Vec<Part>> {
+    let mut parts = vec![Part {
+        after_str: false,
+        align: 1,
+        bytes: 0,
+    }];
+    // Aligns the position to `a` bytes: within the last part when its
+    // start fixes it, else by a new part.
+    fn place(parts: &mut Vec<Part>, a: u32) -> Option<()> {
+        let p = parts.last_mut()?;
+        if a <= p.align {
+            p.bytes = u32::try_from(align_up(u64::from(p.bytes), a)).ok()?;
+        } else if p.bytes == 0 {
+            p.align = a;
+        } else {
+            parts.push(Part {
+                after_str: false,
+                align: a,
+                bytes: 0,
+            });
+        }
+        Some(())
+    }
+    for (k, plan) in plans.iter().enumerate() {
+        let Some(root) = plan.root else { continue };
+        let Node::Struct {
+            align,
+            first,
+            count,
+            ..
+        } = plan.nodes[root as usize]
+        else {
+            return None;
+        };
+        place(&mut parts, align_bytes(align)?)?;
+        for m in 0..count {
+            let node = plan.children[(first + m) as usize];
+            if matches!(plan.nodes[node as usize], Node::String) {
+                let p = parts.last()?;
+                member(k, plan, m, parts.len() - 1, p.bytes, node);
+                parts.push(Part {
+                    after_str: true,
+                    align: 1,
+                    bytes: 0,
+                });
+                continue;
+            }
+            let (a, b) = fixed_layout(plan, node)?;
+            place(&mut parts, a)?;
+            let at = parts.last()?.bytes;
+            member(k, plan, m, parts.len() - 1, at, node);
+            let p = parts.last_mut()?;
+            p.bytes = p.bytes.checked_add(b)?;
+        }
+    }
+    Some(parts)
 }
 
 impl Skim {
     /// The skim of `plans` read one after the other, if they allow one.
     pub fn of(plans: &[&Plan]) -> Option<Skim> {
-        let mut parts = vec![0u64];
-        for plan in plans {
-            for op in &plan.prog.ops {
-                let bits = match *op {
-                    Op::Align { align } if align <= 8 => 0,
-                    Op::Int(i)
-                        if i.align <= 8
-                            && i.size % 8 == 0
-                            && i.slot == NONE
-                            && !i.clock
-                            && i.meaning == Meaning::None =>
-                    {
-                        u64::from(i.size)
-                    }
-                    Op::Fixed { run, align, .. } => {
-                        let r = &plan.runs[run as usize];
-                        if align > 8 || !r.pure || r.bits % 8 != 0 {
-                            return None;
-                        }
-                        r.bits
-                    }
-                    Op::Str => {
-                        parts.push(0);
-                        0
-                    }
-                    // A text array of fixed length (LTTng's `char comm[16]`):
-                    // its bytes, which the tree decoder keeps as they are.
-                    Op::Tree { node } => match plan.nodes[node as usize] {
-                        Node::Array {
-                            length,
-                            align,
-                            text: true,
-                            ..
-                        } if align <= 8 => length.checked_mul(8)?,
-                        _ => return None,
-                    },
-                    _ => return None,
-                };
-                *parts.last_mut()? += bits / 8;
-            }
-        }
-        let parts = parts
-            .into_iter()
-            .map(u32::try_from)
-            .collect::<Result<_, _>>()
-            .ok()?;
+        let parts = skim_layout(plans, |_, _, _, _, _, _| {})?;
         Some(Skim { parts })
     }
 
@@ -380,8 +509,8 @@ impl Skim {
             return false;
         }
         let mut pos = cur.pos;
-        for (k, &n) in self.parts.iter().enumerate() {
-            if k > 0 {
+        for p in &self.parts {
+            if p.after_str {
                 let start = (pos / 8) as usize;
                 let end = ((cur.end / 8) as usize).min(cur.data.len());
                 match cur.data.get(start..end).and_then(find_nul) {
@@ -389,7 +518,10 @@ impl Skim {
                     None => return false,
                 }
             }
-            let bits = u64::from(n) * 8;
+            if p.align > 1 {
+                pos = cur.base + align_up(pos - cur.base, p.align * 8);
+            }
+            let bits = u64::from(p.bytes) * 8;
             if pos > cur.end || cur.end - pos < bits {
                 return false;
             }
@@ -415,9 +547,15 @@ impl QuickSkim {
     const MAX: u32 = (1 << 15) - 1;
 
     pub fn of(skim: Option<&Skim>) -> QuickSkim {
+        let bytes = |p: &Part, after_str: bool| {
+            (p.after_str == after_str && p.align == 1 && p.bytes <= Self::MAX).then_some(p.bytes)
+        };
         match skim.map(|s| &s.parts[..]) {
-            Some(&[a]) if a <= Self::MAX => QuickSkim(a),
-            Some(&[a, b]) if a <= Self::MAX && b <= Self::MAX => QuickSkim(a | b << 15 | Self::STR),
+            Some([p]) => bytes(p, false).map_or(Self::NONE, QuickSkim),
+            Some([p, q]) => match (bytes(p, false), bytes(q, true)) {
+                (Some(a), Some(b)) => QuickSkim(a | b << 15 | Self::STR),
+                _ => Self::NONE,
+            },
             _ => Self::NONE,
         }
     }
@@ -527,7 +665,11 @@ pub(crate) fn tagged<const KEEP: bool>(
     if !(cur.pos | cur.base).is_multiple_of(8) || cur.pos > cur.end {
         return None;
     }
-    let b = (cur.pos / 8) as usize;
+    // Bit offsets from the packet's start, then from the header's.
+    let rel = cur.pos - cur.base;
+    let from = |off: u64, align: u32| align_up(rel + off, align) - rel;
+    let start = from(0, h.tag_align);
+    let b = ((cur.pos + start) / 8) as usize;
     let word = |at: usize| -> Option<u64> {
         let w = cur.data.get(at..at + 8)?;
         Some(u64::from_le_bytes(w.try_into().ok()?))
@@ -537,14 +679,21 @@ pub(crate) fn tagged<const KEEP: bool>(
     let w = word(b)?;
     let tag = w & mask(h.tag);
     let (id, ts, ts_bits, bits, option) = if tag != mask(h.tag) {
-        let ts = (w >> h.ts_at) & mask(h.ts);
-        (tag, ts, h.ts, h.ts_at + h.ts, 0)
+        let at = from(start + u64::from(h.tag), h.ts_align) - start;
+        let ts = if at + u64::from(h.ts) <= 64 {
+            (w >> at) & mask(h.ts)
+        } else {
+            word(b + (at / 8) as usize)? & mask(h.ts)
+        };
+        (tag, ts, h.ts, start + at + u64::from(h.ts), 0)
     } else {
-        let at = b + (h.ext / 8) as usize;
-        let (id, ts) = (word(at)? & mask(32), word(at + 4)?);
-        (id, ts, 64, h.ext + 96, 1)
+        let id_at = from(start + u64::from(h.tag), h.ext_align);
+        let ts_at = from(id_at + 32, h.ext_ts_align);
+        let id = word((cur.pos / 8 + id_at / 8) as usize)? & mask(32);
+        let ts = word((cur.pos / 8 + ts_at / 8) as usize)?;
+        (id, ts, 64, ts_at + 64, 1)
     };
-    if left < u64::from(bits) {
+    if left < bits {
         return None;
     }
     st.slots[h.slot as usize] = i128::from(tag);
@@ -558,7 +707,7 @@ pub(crate) fn tagged<const KEEP: bool>(
         }
         out.push(Value::U(ts));
     }
-    cur.pos += u64::from(bits);
+    cur.pos += bits;
     Some(id)
 }
 

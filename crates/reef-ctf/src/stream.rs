@@ -871,6 +871,7 @@ impl StreamCursor {
                 body: crate::access::RawBody {
                     body: (body / 8) as usize,
                     end: (p.cur.pos / 8) as usize,
+                    packet_mod8: ((p.cur.base / 8) & 7) as u8,
                 },
             });
         }
