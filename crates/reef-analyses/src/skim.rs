@@ -65,6 +65,11 @@ pub enum Next {
     Go(Option<(i64, i64)>),
 }
 
+/// The most records a stream's batch holds: a packet's events are read
+/// in batches of this many, which stay in the caches (and do not grow
+/// a buffer to a whole packet's size).
+const BATCH: usize = 512;
+
 #[derive(Debug, Clone, Copy)]
 struct Rec {
     ns: i64,
@@ -188,7 +193,7 @@ impl Stream {
                 return Ok(());
             }
         }
-        let run = cur.skim_bodies(last_cy, u64::MAX, |e| {
+        let run = cur.skim_bodies(last_cy, u64::MAX, BATCH - 1, |e| {
             push(Some(e.cycles), e.class, What::Raw, e.body)
         });
         match run {

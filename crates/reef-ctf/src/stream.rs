@@ -814,17 +814,19 @@ impl StreamCursor {
         hi: u64,
         mut f: impl FnMut(usize, u64),
     ) -> Result<bool, Error> {
-        self.skim_bodies(last, hi, |e| f(e.class, e.cycles))
+        self.skim_bodies(last, hi, usize::MAX, |e| f(e.class, e.cycles))
     }
 
     /// [`StreamCursor::skim_each`] for readers that also read fields of
     /// the events passed to `f`, in their bytes ([`Skimmed::body`] and
     /// [`crate::access::RawField`]): the bytes of the current packet, in
-    /// [`StreamCursor::data`], until the cursor leaves it.
+    /// [`StreamCursor::data`], until the cursor leaves it. At most `max`
+    /// events are given to `f` (the cursor then stands before the next).
     pub fn skim_bodies(
         &mut self,
         last: &mut u64,
         hi: u64,
+        max: usize,
         mut f: impl FnMut(Skimmed),
     ) -> Result<bool, Error> {
         if !(self.skip_values && self.in_packet && self.pending.is_empty()) {
@@ -837,7 +839,9 @@ impl StreamCursor {
         }
         let want = p.want;
         let mut result = Ok(false);
-        while p.cur.pos < p.cur.end {
+        let mut left = max;
+        while p.cur.pos < p.cur.end && left > 0 {
+            left -= 1;
             let (start, clock) = (p.cur.pos, p.st.clock);
             // Decoded once: the values of wanted classes are kept.
             let (idx, body) = match p.decode::<false>() {
