@@ -457,7 +457,15 @@ impl State {
 
     /// An I/O system call entry: the request it starts (lttng-analyses'
     /// I/O state provider).
-    fn io_entry(&mut self, tid: i64, name: &str, a: &IoArgs, ts: i64, l: &mut impl Listener) {
+    fn io_entry(
+        &mut self,
+        tid: i64,
+        call_name: &Arc<str>,
+        a: &IoArgs,
+        ts: i64,
+        l: &mut impl Listener,
+    ) {
+        let name: &str = call_name;
         if a.connect {
             // The address of an AF_INET connect names the descriptor.
             if a.family == Some(AF_INET) {
@@ -500,7 +508,7 @@ impl State {
         }
         let rq = |op, fd| IoRq {
             op,
-            name: Arc::from(""),
+            name: Arc::clone(call_name),
             fd,
             opens: None,
             begin: ts,

@@ -51,8 +51,9 @@ pub static METADATA: Metadata = Metadata {
 #[derive(Debug, Default)]
 struct CallStats {
     d: Durations,
-    /// Return value key → count, in order of first appearance.
-    rets: IndexMap<String, u64>,
+    /// Return value (every value ≥ 0 as 0) → count, in order of first
+    /// appearance; named (and merged by name) for the tables only.
+    rets: IndexMap<i64, u64>,
 }
 
 #[derive(Debug)]
@@ -122,8 +123,7 @@ impl Listener for Syscallstats {
         };
         c.d.add(call.end - call.begin);
         if let Some(ret) = call.ret {
-            // The first occurrence counts twice (see the module doc).
-            *c.rets.entry(ret_key(ret)).or_insert(1) += 1;
+            *c.rets.entry(ret.min(0)).or_insert(0) += 1;
         }
         t.total += 1;
         if let Some(log) = &mut self.log {
@@ -173,8 +173,12 @@ impl Analysis for Syscallstats {
             calls.sort_by_key(|c| std::cmp::Reverse(c.1.d.count));
             for (name, c) in calls {
                 let stdev = if c.d.count > 2 { c.d.stdev() } else { None };
-                let rets: Vec<String> = c
-                    .rets
+                let mut named: IndexMap<String, u64> = IndexMap::default();
+                for (&ret, &n) in &c.rets {
+                    // The first occurrence counts twice (see the module doc).
+                    *named.entry(ret_key(ret)).or_insert(1) += n;
+                }
+                let rets: Vec<String> = named
                     .iter()
                     .map(|(k, n)| format!("{}: {}", py_repr(k), n))
                     .collect();
