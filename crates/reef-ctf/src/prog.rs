@@ -334,7 +334,7 @@ impl Prog {
 
 /// The bytes of scopes whose fields are all of a fixed size, on whole
 /// bytes, with no clock or meaning, and strings: what a reader that
-/// wants no values needs to cross them. They lie in [`Part`]s: runs of
+/// wants no values needs to cross them. They lie in parts: runs of
 /// bytes of a fixed layout, each starting aligned (relative to the packet)
 /// and, but the first, after a string or at a member whose alignment the
 /// part's start does not fix. The event-specific context and the payload
