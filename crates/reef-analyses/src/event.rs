@@ -505,8 +505,6 @@ const NO_FIELD: u8 = u8::MAX;
 /// field).
 #[derive(Debug, Clone, Copy)]
 struct FastInt {
-    /// Its distance from the body's start (`u32::MAX`: see `place`).
-    off: u32,
     place: RawPlace,
     shift: u8,
     signed: bool,
@@ -514,7 +512,6 @@ struct FastInt {
 
 impl FastInt {
     const NONE: FastInt = FastInt {
-        off: 0,
         place: RawPlace::BODY,
         shift: 64,
         signed: false,
@@ -527,11 +524,7 @@ impl FastInt {
         if self.shift == 64 {
             return None;
         }
-        let at = match self.off {
-            u32::MAX => self.place.at(b),
-            off => b.body + off as usize,
-        };
-        let w = data.get(at..)?.first_chunk::<8>()?;
+        let w = data.get(self.place.at(b)..)?.first_chunk::<8>()?;
         let raw = u64::from_le_bytes(*w) << self.shift;
         Some(if self.signed {
             Some((raw as i64) >> self.shift)
@@ -598,7 +591,6 @@ impl ClassInfo {
                 if let Some((place, bytes, signed)) = r.le_int_from_start() {
                     if (1..=8).contains(&bytes) {
                         info.ints[f] = FastInt {
-                            off: place.fixed().unwrap_or(u32::MAX),
                             place,
                             shift: 64 - 8 * bytes,
                             signed,

@@ -309,27 +309,34 @@ pub struct RawPlace {
     pre: u32,
     a1: u8,
     off: u32,
+    /// `pre + off` when no alignment moves the field (`a0` and `a1` 1),
+    /// else `u32::MAX`: the common case is one add.
+    fixed: u32,
 }
 
 impl RawPlace {
     /// The body's first byte.
-    pub const BODY: RawPlace = RawPlace {
-        a0: 1,
-        pre: 0,
-        a1: 1,
-        off: 0,
-    };
+    pub const BODY: RawPlace = RawPlace::new(1, 0, 1, 0);
 
-    /// Its distance from the body's start, when no alignment moves it.
-    pub fn fixed(&self) -> Option<u32> {
-        (self.a0 | self.a1 == 1).then(|| self.pre + self.off)
+    const fn new(a0: u8, pre: u32, a1: u8, off: u32) -> RawPlace {
+        let fixed = match (a0, a1, pre.checked_add(off)) {
+            (1, 1, Some(f)) => f,
+            _ => u32::MAX,
+        };
+        RawPlace {
+            a0,
+            pre,
+            a1,
+            off,
+            fixed,
+        }
     }
 
     /// The field's byte offset in the file for the body at `b`.
     #[inline(always)]
     pub fn at(&self, b: RawBody) -> usize {
-        if self.a0 | self.a1 == 1 {
-            return b.body + self.pre as usize + self.off as usize;
+        if self.fixed != u32::MAX {
+            return b.body + self.fixed as usize;
         }
         b.align(b.align(b.body, self.a0) + self.pre as usize, self.a1) + self.off as usize
     }
@@ -437,7 +444,7 @@ fn raw_field(sp: &StreamPlans, event: usize, loc: Loc) -> Option<Option<RawField
     };
     let last = parts.len() - 1;
     let align = |k: usize| u8::try_from(parts[k].align).ok();
-    let place = |a0, pre, a1, off| RawPlace { a0, pre, a1, off };
+    let place = RawPlace::new;
     let (from_end, place) = if part == 0 {
         (false, place(align(0)?, 0, 1, off))
     } else if part == 1 && !parts[1].after_str {
