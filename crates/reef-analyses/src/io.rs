@@ -32,6 +32,7 @@
 
 use crate::IndexMap;
 
+use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{BlockRq, Disk, FdType, IoOp, IoRq, Listener, Proc, State};
 use crate::stats::Durations;
@@ -846,6 +847,16 @@ impl Listener for Io {
 impl Analysis for Io {
     fn metadata() -> &'static Metadata {
         &METADATA
+    }
+
+    /// System calls make its requests and descriptors; the block and
+    /// network events are always followed. IRQs and pages change nothing
+    /// it reports (no IRQ or page notification, nor the model's CPUs).
+    fn interest(&self) -> Interest {
+        Interest {
+            syscalls: true,
+            ..Interest::SCHED
+        }
     }
 
     fn range(&mut self, begin: Option<i64>, end: Option<i64>) {
