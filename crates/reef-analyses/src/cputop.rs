@@ -176,10 +176,10 @@ impl Analysis for Cputop {
     }
 
     /// Its total divides by the number of CPUs the model knows, which IRQ
-    /// events add to.
+    /// events add to; it has no IRQ notification.
     fn interest(&self) -> Interest {
         Interest {
-            irqs: true,
+            irq_cpus: true,
             ..Interest::SCHED
         }
     }

@@ -160,6 +160,8 @@ pub enum Kind<'a> {
         dev: i64,
         sector: i64,
     },
+    /// An IRQ event, read for its CPU alone ([`Interest::irq_cpus`]).
+    Cpu,
     Other,
 }
 
@@ -248,7 +250,23 @@ enum Class {
     BlockRqComplete,
     BlockBioRemap,
     BlockBioBackmerge,
+    /// An IRQ class the model reads for its CPU alone
+    /// ([`Interest::irq_cpus`]).
+    Cpu,
     Other,
+}
+
+impl Class {
+    fn is_irq(self) -> bool {
+        matches!(
+            self,
+            Class::IrqEntry
+                | Class::IrqExit
+                | Class::SoftirqRaise
+                | Class::SoftirqEntry
+                | Class::SoftirqExit
+        )
+    }
 }
 
 /// What a system call entry's class says of its call, found once.
@@ -322,6 +340,11 @@ pub struct Interest {
     pub irqs: bool,
     /// Page allocations and frees: they make the model's page count.
     pub pages: bool,
+    /// Without `irqs`: IRQ events only for the CPU they make known (an
+    /// analysis that counts the model's CPUs and no IRQ). Their classes
+    /// are read as [`Kind::Cpu`] when the model would read their events
+    /// (their fields present), else as [`Kind::Other`].
+    pub irq_cpus: bool,
 }
 
 impl Interest {
@@ -330,23 +353,21 @@ impl Interest {
         syscalls: true,
         irqs: true,
         pages: true,
+        irq_cpus: false,
     };
     /// Only the scheduler's events and the state dump.
     pub const SCHED: Interest = Interest {
         syscalls: false,
         irqs: false,
         pages: false,
+        irq_cpus: false,
     };
 
     /// Whether the model follows events of `class`.
     fn follows(&self, class: Class) -> bool {
         match class {
             Class::SyscallEntry(..) | Class::SyscallExit => self.syscalls,
-            Class::IrqEntry
-            | Class::IrqExit
-            | Class::SoftirqRaise
-            | Class::SoftirqEntry
-            | Class::SoftirqExit => self.irqs,
+            c if c.is_irq() => self.irqs,
             Class::PageAlloc | Class::PageFree => self.pages,
             _ => true,
         }
@@ -550,6 +571,22 @@ impl ClassInfo {
         let sp = &trace.class.streams[stream];
         let name = &trace.class.meta.streams[sp.class].events[sp.events[event].class].name;
         let mut class = classify(name, old_wakeup_prio(trace));
+        if class.is_irq() && !interest.irqs && interest.irq_cpus {
+            // As the model would read the IRQ event: whether its fields are
+            // there (with the values: only where, not what, differs).
+            let mut probe = Probe {
+                trace,
+                stream,
+                event,
+                raw: false,
+                info: &mut ClassInfo::blank(class),
+            };
+            let call = Arc::from("");
+            class = match kind(class, &mut probe, &call) {
+                Some(_) => Class::Cpu,
+                None => Class::Other,
+            };
+        }
         if !interest.follows(class) {
             let tells_pid = matches!(class, Class::SyscallEntry(Call { io: true, .. }))
                 && Field::in_scopes(FIELDS[IO_CTX_PID].0, FIELDS[IO_CTX_PID].1)
@@ -559,18 +596,10 @@ impl ClassInfo {
                 class = Class::Other;
             }
         }
-        let mut info = ClassInfo {
-            class,
-            slot: [NO_FIELD; FIELDS.len()],
-            locs: Vec::new(),
-            needs_values: false,
-            cpu_in_packet: false,
-            call: match class {
-                Class::SyscallEntry(c) => Arc::from(&name[usize::from(c.skip)..]),
-                _ => Arc::from(""),
-            },
-            ints: [FastInt::NONE; FIELDS.len()],
-        };
+        let mut info = ClassInfo::blank(class);
+        if let Class::SyscallEntry(c) = class {
+            info.call = Arc::from(&name[usize::from(c.skip)..]);
+        }
         if class == Class::Other {
             return info;
         }
@@ -602,6 +631,19 @@ impl ClassInfo {
         info
     }
 
+    /// A class of nothing found yet.
+    fn blank(class: Class) -> ClassInfo {
+        ClassInfo {
+            class,
+            slot: [NO_FIELD; FIELDS.len()],
+            locs: Vec::new(),
+            needs_values: false,
+            cpu_in_packet: false,
+            call: Arc::from(""),
+            ints: [FastInt::NONE; FIELDS.len()],
+        }
+    }
+
     fn loc(&self, f: usize) -> Option<&FieldLoc> {
         self.locs.get(usize::from(self.slot[f]))
     }
@@ -615,6 +657,12 @@ impl ClassInfo {
     /// The model reads nothing of this class's events but their time.
     pub fn is_other(&self) -> bool {
         self.class == Class::Other
+    }
+
+    /// The model reads only the CPU of this class's events, their packet's
+    /// ([`Kind::Cpu`]): once it knows that CPU, they are as ignored ones.
+    pub fn is_packet_cpu_only(&self) -> bool {
+        self.class == Class::Cpu && self.cpu_in_packet
     }
 
     /// Whether the class's events must be read with their values (some
@@ -817,6 +865,7 @@ pub fn event_of<'c>(
 fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Kind<'c>> {
     Some(match class {
         Class::Other => Kind::Other,
+        Class::Cpu => Kind::Cpu,
         Class::SchedSwitch => Kind::SchedSwitch {
             prev_comm: s.bytes(PREV_COMM)?,
             prev_tid: s.int(PREV_TID)?,

@@ -97,6 +97,9 @@ struct Stream {
     folded: i64,
     /// Whether each class (by index from `base`) is one the model ignores.
     other: Arc<[bool]>,
+    /// Whether each class is one the model reads for its packet's CPU alone
+    /// (as ignored once the model knows the CPU).
+    cpu_only: Arc<[bool]>,
     /// Byte offset in its file of the message of `buf[0]` (the only one
     /// that can be out of order: `skim_bodies` stops before the others).
     first_offset: u64,
@@ -241,18 +244,19 @@ pub fn for_each_event<E>(
     let mut classes: Vec<ClassInfo> = Vec::new();
     // (trace, stream class): first class's index, classes read with their
     // values, classes the model ignores
-    type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>);
+    type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>, Arc<[bool]>);
     let mut tables: Vec<Table> = Vec::new();
     let mut order: Vec<(usize, Stream)> = Vec::new();
     for ((mut cur, r), conv) in cursors.into_iter().zip(rank).zip(clocks) {
         let key = (Arc::as_ptr(&cur.trace) as usize, cur.stream);
-        let (base, want, other) = match tables.iter().find(|t| (t.0, t.1) == key) {
-            Some(t) => (t.2, t.3.clone(), t.4.clone()),
+        let (base, want, other, cpu_only) = match tables.iter().find(|t| (t.0, t.1) == key) {
+            Some(t) => (t.2, t.3.clone(), t.4.clone(), t.5.clone()),
             None => {
                 let base = classes.len();
                 let n = cur.trace.class.streams[cur.stream].events.len();
                 let mut want = Vec::with_capacity(n);
                 let mut other = Vec::with_capacity(n);
+                let mut cpu_only = Vec::with_capacity(n);
                 for e in 0..n {
                     let mut info = ClassInfo::new(&cur.trace, cur.stream, e, true, interest);
                     want.push(info.needs_values());
@@ -260,12 +264,15 @@ pub fn for_each_event<E>(
                         info = ClassInfo::new(&cur.trace, cur.stream, e, false, interest);
                     }
                     other.push(info.is_other());
+                    cpu_only.push(info.is_packet_cpu_only());
                     classes.push(info);
                 }
                 let want: Arc<[bool]> = want.into();
                 let other: Arc<[bool]> = other.into();
-                tables.push((key.0, key.1, base, want.clone(), other.clone()));
-                (base, want, other)
+                let cpu_only: Arc<[bool]> = cpu_only.into();
+                let t = (key.0, key.1, base, want.clone(), other.clone());
+                tables.push((t.0, t.1, t.2, t.3, t.4, cpu_only.clone()));
+                (base, want, other, cpu_only)
             }
         };
         cur.skip_values(true);
@@ -288,6 +295,7 @@ pub fn for_each_event<E>(
                 prev: i64::MIN,
                 folded: i64::MIN,
                 other,
+                cpu_only,
                 first_offset: 0,
                 cpu: None,
                 cpu_field,
@@ -311,6 +319,13 @@ pub fn for_each_event<E>(
     // The latest time of the ignored events crossed without the callback
     // that the merge has reached.
     let mut passed = i64::MIN;
+    // The CPUs the model knows from an event of a `cpu_only` class it
+    // read in the fold range: later ones of theirs are as ignored.
+    let mut told: Vec<i64> = Vec::new();
+    // Whether the model ignores the events of `class` in stream `s`.
+    let ignored = |s: &Stream, class: usize, told: &[i64]| {
+        s.other[class] || (s.cpu_only[class] && s.cpu.is_some_and(|c| told.contains(&c)))
+    };
     // The latest folded event the merge would have reached before a stop
     // after the message at `at` of stream `of` (None: all of them), given
     // to the callback as an ignored event at its time.
@@ -375,16 +390,20 @@ pub fn for_each_event<E>(
             }
             if matches!(r.what, What::Raw | What::Values) && r.ns >= begin {
                 let class = r.class as usize;
-                let skip = r.what == What::Raw
-                    && s.other[class]
-                    && fold.is_some_and(|(lo, hi)| lo <= r.ns && r.ns <= hi);
-                if skip {
+                let in_fold = fold.is_some_and(|(lo, hi)| lo <= r.ns && r.ns <= hi);
+                if r.what == What::Raw && in_fold && ignored(s, class, &told) {
                     passed = passed.max(r.ns);
                 } else {
                     let info = &classes[s.base + class];
                     let ev = event_of(info, &s.cur, class, r.body, r.ns, s.cpu);
                     match f(&ev)? {
-                        Next::Go(range) => fold = range,
+                        Next::Go(range) => {
+                            // (an event in the fold range is one the model read)
+                            if in_fold && s.cpu_only[class] {
+                                told.extend(s.cpu.filter(|c| !told.contains(c)));
+                            }
+                            fold = range;
+                        }
                         Next::Stop => {
                             stop!(streams, None::<(i64, usize)>, ending.error(None, true))
                         }
@@ -405,7 +424,7 @@ pub fn for_each_event<E>(
             while s.at + 1 < n {
                 let r = s.buf[s.at];
                 if r.what != What::Raw
-                    || !s.other[r.class as usize]
+                    || !ignored(s, r.class as usize, &told)
                     || r.ns < lo
                     || r.ns > hi
                     || s.buf[s.at + 1].ns < r.ns

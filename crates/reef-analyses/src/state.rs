@@ -806,6 +806,12 @@ impl State {
                 s.end = ts;
                 l.softirq_exit(&s);
             }
+            Kind::Cpu => {
+                // (as every IRQ event does)
+                if let Some(cpu) = ev.cpu {
+                    self.cpu(cpu);
+                }
+            }
             Kind::PageAlloc => {
                 self.page_count += 1;
                 if let Some(tid) = self.running(ev.cpu) {
