@@ -87,6 +87,9 @@ pub enum Kind<'a> {
     /// lttng-analyses tracks.
     SyscallEntry {
         name: &'a Arc<str>,
+        /// The `pid` context (not payload) field of an I/O call's event,
+        /// when the trace has one: it tells the thread's process.
+        ctx_pid: Option<i64>,
         io: Option<IoArgs<'a>>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
@@ -184,8 +187,6 @@ pub struct IoArgs<'a> {
     pub cmd: Option<i64>,
     /// `connect`'s address family.
     pub family: Option<i64>,
-    /// A `pid` context (not payload) field, when the trace has one.
-    pub ctx_pid: Option<i64>,
     /// This is `syscall_entry_connect`.
     pub connect: bool,
 }
@@ -274,8 +275,11 @@ impl Class {
 struct Call {
     /// Byte length of the prefix before the system call's name.
     skip: u8,
-    /// An I/O call (or `syscall_entry_connect`): its arguments are read.
+    /// An I/O call (or `syscall_entry_connect`): its arguments are read
+    /// (for a model that follows [`Interest::io`]).
     io: bool,
+    /// An I/O call (not `connect`): its `pid` context is read.
+    pid: bool,
     /// `syscall_entry_connect`.
     connect: bool,
     /// An `open` or `openat` (its `filename` is read).
@@ -289,6 +293,7 @@ impl Call {
         Class::SyscallEntry(Call {
             skip,
             io: connect || IO_SYSCALLS.contains(&call),
+            pid: IO_SYSCALLS.contains(&call),
             connect,
             opens: name.ends_with("open") || name.ends_with("openat"),
         })
@@ -340,6 +345,10 @@ pub struct Interest {
     pub irqs: bool,
     /// Page allocations and frees: they make the model's page count.
     pub pages: bool,
+    /// With `syscalls`: the I/O calls' arguments, which make the model's
+    /// I/O requests and descriptors (the I/O analyses). Without it, an I/O
+    /// call's entry only tells its thread's process (a `pid` context).
+    pub io: bool,
     /// Without `irqs`: IRQ events only for the CPU they make known (an
     /// analysis that counts the model's CPUs and no IRQ). Their classes
     /// are read as [`Kind::Cpu`] when the model would read their events
@@ -353,6 +362,7 @@ impl Interest {
         syscalls: true,
         irqs: true,
         pages: true,
+        io: true,
         irq_cpus: false,
     };
     /// Only the scheduler's events and the state dump.
@@ -360,6 +370,7 @@ impl Interest {
         syscalls: false,
         irqs: false,
         pages: false,
+        io: false,
         irq_cpus: false,
     };
 
@@ -588,13 +599,16 @@ impl ClassInfo {
             };
         }
         if !interest.follows(class) {
-            let tells_pid = matches!(class, Class::SyscallEntry(Call { io: true, .. }))
+            let tells_pid = matches!(class, Class::SyscallEntry(Call { pid: true, .. }))
                 && Field::in_scopes(FIELDS[IO_CTX_PID].0, FIELDS[IO_CTX_PID].1)
                     .locate(trace, stream, event, false)
                     != Located::Absent;
             if !tells_pid {
                 class = Class::Other;
             }
+        }
+        if let Class::SyscallEntry(c) = &mut class {
+            c.io &= interest.syscalls && interest.io;
         }
         let mut info = ClassInfo::blank(class);
         if let Class::SyscallEntry(c) = class {
@@ -901,6 +915,12 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Ki
         },
         Class::SyscallEntry(c) => Kind::SyscallEntry {
             name: call,
+            // lttng-analyses takes a context `pid` only when the payload
+            // has none.
+            ctx_pid: match c.pid && !s.has(IO_PAYLOAD_PID) {
+                true => s.int(IO_CTX_PID),
+                false => None,
+            },
             io: c.io.then(|| io_args(s, c)),
         },
         Class::SyscallExit => Kind::SyscallExit { ret: s.int(RET) },
@@ -968,12 +988,6 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Ki
 }
 
 fn io_args<'c>(s: &mut impl Src<'c>, c: Call) -> IoArgs<'c> {
-    // lttng-analyses takes a context `pid` only when the payload has none.
-    let ctx_pid = if s.has(IO_PAYLOAD_PID) {
-        None
-    } else {
-        s.int(IO_CTX_PID)
-    };
     let (connect, opens) = (c.connect, c.opens);
     let v4addr = if connect {
         // (lttng-modules >= 2.6 records it as an array, which the field
@@ -998,7 +1012,6 @@ fn io_args<'c>(s: &mut impl Src<'c>, c: Call) -> IoArgs<'c> {
         newfd: s.int(IO_NEWFD),
         cmd: s.int(IO_CMD),
         family: s.int(IO_FAMILY),
-        ctx_pid,
         connect,
     }
 }

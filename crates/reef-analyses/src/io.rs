@@ -855,6 +855,7 @@ impl Analysis for Io {
     fn interest(&self) -> Interest {
         Interest {
             syscalls: true,
+            io: true,
             ..Interest::SCHED
         }
     }

@@ -455,6 +455,28 @@ impl State {
         }
     }
 
+    /// Thread `tid`'s process is `pid` (from a `pid` context), unless the
+    /// model knew it.
+    fn set_pid(&mut self, tid: i64, pid: i64) {
+        let p = self.proc(tid);
+        if p.pid.is_none() {
+            p.pid = Some(pid);
+            if pid != tid {
+                let (comm, prio) = (p.comm.clone(), p.prio);
+                self.tids.insert(
+                    pid,
+                    Proc {
+                        tid: pid,
+                        pid: Some(pid),
+                        comm,
+                        prio,
+                        ..Proc::default()
+                    },
+                );
+            }
+        }
+    }
+
     /// An I/O system call entry: the request it starts (lttng-analyses'
     /// I/O state provider).
     fn io_entry(
@@ -485,26 +507,6 @@ impl State {
         }
         if !IO_SYSCALLS.contains(&name) {
             return;
-        }
-        // A `pid` context tells the thread's process.
-        if let Some(pid) = a.ctx_pid {
-            let p = self.proc(tid);
-            if p.pid.is_none() {
-                p.pid = Some(pid);
-                if pid != tid {
-                    let (comm, prio) = (p.comm.clone(), p.prio);
-                    self.tids.insert(
-                        pid,
-                        Proc {
-                            tid: pid,
-                            pid: Some(pid),
-                            comm,
-                            prio,
-                            ..Proc::default()
-                        },
-                    );
-                }
-            }
         }
         let rq = |op, fd| IoRq {
             op,
@@ -717,7 +719,7 @@ impl State {
                 }
             }
             Kind::PiSetprio { tid, newprio } => self.check_prio(ts, *tid, *newprio, l),
-            Kind::SyscallEntry { name, io } => {
+            Kind::SyscallEntry { name, ctx_pid, io } => {
                 if let Some(tid) = self.running(ev.cpu) {
                     self.proc(tid).syscall = Some(Syscall {
                         name: Arc::clone(name),
@@ -726,6 +728,10 @@ impl State {
                         ret: None,
                         io: None,
                     });
+                    // A `pid` context tells the thread's process.
+                    if let Some(pid) = *ctx_pid {
+                        self.set_pid(tid, pid);
+                    }
                     if let Some(args) = io {
                         self.io_entry(tid, name, args, ts, l);
                     }
