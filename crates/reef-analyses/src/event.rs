@@ -90,7 +90,7 @@ pub enum Kind<'a> {
         /// The `pid` context (not payload) field of an I/O call's event,
         /// when the trace has one: it tells the thread's process.
         ctx_pid: Option<i64>,
-        io: Option<IoArgs<'a>>,
+        io: Option<Box<IoArgs<'a>>>,
     },
     /// `syscall_exit_NAME` or `exit_syscall`.
     SyscallExit {
@@ -921,7 +921,7 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Ki
                 true => s.int(IO_CTX_PID),
                 false => None,
             },
-            io: c.io.then(|| io_args(s, c)),
+            io: c.io.then(|| Box::new(io_args(s, c))),
         },
         Class::SyscallExit => Kind::SyscallExit { ret: s.int(RET) },
         Class::IrqEntry => Kind::IrqEntry {
