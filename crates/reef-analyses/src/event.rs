@@ -98,7 +98,7 @@ pub enum Kind<'a> {
     },
     IrqEntry {
         irq: i64,
-        name: Cow<'a, str>,
+        name: Text<'a>,
     },
     IrqExit {
         irq: i64,
@@ -926,7 +926,7 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Ki
         Class::SyscallExit => Kind::SyscallExit { ret: s.int(RET) },
         Class::IrqEntry => Kind::IrqEntry {
             irq: s.int(IRQ_OR_VEC)?,
-            name: s.text(NAME)?,
+            name: s.bytes(NAME)?,
         },
         Class::IrqExit => Kind::IrqExit {
             irq: s.int(IRQ_OR_VEC)?,

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::Interest;
+use crate::event::{Interest, Text};
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{HardIrq, Listener, SoftIrq, State};
 use crate::stats::Durations;
@@ -96,10 +96,14 @@ impl Irqstats {
 }
 
 impl Listener for Irqstats {
-    fn irq_entry(&mut self, irq: i64, name: &str) {
+    fn irq_entry(&mut self, irq: i64, name: Text) {
         let s = self.hard.entry(irq).or_default();
-        if !s.names.iter().any(|n| n == name) {
-            s.names.push(name.to_string());
+        // (bytes first; text not UTF-8 is compared as shown)
+        if !s.names.iter().any(|n| name.is(n)) {
+            let name = name.to_str();
+            if !s.names.iter().any(|n| *n == name) {
+                s.names.push(name.into_owned());
+            }
         }
     }
 
@@ -308,7 +312,7 @@ impl Irqlog {
 }
 
 impl Listener for Irqlog {
-    fn irq_entry(&mut self, irq: i64, name: &str) {
+    fn irq_entry(&mut self, irq: i64, name: Text) {
         self.stats.irq_entry(irq, name);
     }
 

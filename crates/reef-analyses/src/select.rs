@@ -15,6 +15,7 @@
 //! thread left out still ends the one before it).
 
 use crate::lami::{Metadata, Table};
+use crate::event::Text;
 use crate::state::{BlockRq, Disk, HardIrq, IoRq, Listener, Proc, SoftIrq, State, Switch, Syscall};
 use crate::Analysis;
 
@@ -97,7 +98,7 @@ impl<A: Listener> Listener for Selected<A> {
             self.inner.syscall_exit(proc, call, cpu)
         }
     }
-    fn irq_entry(&mut self, irq: i64, name: &str) {
+    fn irq_entry(&mut self, irq: i64, name: Text) {
         self.inner.irq_entry(irq, name)
     }
     fn irq_exit(&mut self, irq: &HardIrq) {

@@ -289,7 +289,7 @@ pub trait Listener {
     fn migrate(&mut self, proc: &Proc, cpu: i64) {}
     fn prio_changed(&mut self, ts: i64, tid: i64, prio: i64) {}
     fn syscall_exit(&mut self, proc: &Proc, call: &Syscall, cpu: i64) {}
-    fn irq_entry(&mut self, irq: i64, name: &str) {}
+    fn irq_entry(&mut self, irq: i64, name: Text) {}
     fn irq_exit(&mut self, irq: &HardIrq) {}
     fn softirq_exit(&mut self, irq: &SoftIrq) {}
     /// `len` bytes sent (`send`) or received on network interface `name`.
@@ -760,7 +760,7 @@ impl State {
                     begin: ts,
                     end: ts,
                 });
-                l.irq_entry(*irq, name);
+                l.irq_entry(*irq, *name);
             }
             Kind::IrqExit { irq } => {
                 let Some(cpu) = ev.cpu else { return };

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType, Field};
-use reef_analyses::event::{Decoder, Interest, Kind};
+use reef_analyses::event::{Decoder, Interest, Kind, Text};
 use reef_analyses::lami::{Metadata, Table as LamiTable};
 use reef_analyses::state::{HardIrq, Listener, Proc, SoftIrq, State, Switch, Syscall};
 use reef_analyses::{Analysis, IndexMap, Runner};
@@ -238,8 +238,8 @@ impl Listener for Collector {
         c.rows += 1;
     }
 
-    fn irq_entry(&mut self, irq: i64, name: &str) {
-        self.irq_names.insert(irq, name.to_string());
+    fn irq_entry(&mut self, irq: i64, name: Text) {
+        self.irq_names.insert(irq, name.to_str().into_owned());
     }
 
     fn irq_exit(&mut self, irq: &HardIrq) {
