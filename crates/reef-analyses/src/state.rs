@@ -618,13 +618,20 @@ impl State {
                 let Some(cpu) = ev.cpu else { return };
                 let (prev_tid, next_tid) = (*prev_tid, *next_tid);
                 self.cpu(cpu).current_tid = (next_tid != 0).then_some(next_tid);
-                self.proc(prev_tid);
+                // (one lookup per thread: `check_prio` of each, in order)
+                let prev = self.proc(prev_tid);
+                if prev_tid != 0 && prev.prio != Some(*prev_prio) {
+                    prev.prio = Some(*prev_prio);
+                    l.prio_changed(ts, prev_tid, *prev_prio);
+                }
                 let next = self.proc(next_tid);
                 if !next_comm.is(&next.comm) {
                     next.comm = next_comm.to_str().into_owned();
                 }
-                self.check_prio(ts, prev_tid, *prev_prio, l);
-                self.check_prio(ts, next_tid, *next_prio, l);
+                if next_tid != 0 && next.prio != Some(*next_prio) {
+                    next.prio = Some(*next_prio);
+                    l.prio_changed(ts, next_tid, *next_prio);
+                }
                 let wakee = &self.tids[&next_tid];
                 let waker = wakee.last_waker.and_then(|w| self.tids.get(&w));
                 l.sched_switch(&Switch {
