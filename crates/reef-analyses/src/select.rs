@@ -14,8 +14,8 @@
 //! `cputop` applies the thread and CPU choice itself (a switch to a
 //! thread left out still ends the one before it).
 
-use crate::lami::{Metadata, Table};
 use crate::event::Text;
+use crate::lami::{Metadata, Table};
 use crate::state::{BlockRq, Disk, HardIrq, IoRq, Listener, Proc, SoftIrq, State, Switch, Syscall};
 use crate::Analysis;
 
