@@ -30,6 +30,8 @@
 //! only when the trace records the address as an integer (lttng-modules
 //! before 2.6), not as an array.
 
+use std::sync::Arc;
+
 use crate::IndexMap;
 
 use crate::event::Interest;
@@ -185,7 +187,7 @@ pub struct Filter {
 #[derive(Debug, Clone)]
 struct FdLife {
     fd: i64,
-    filename: String,
+    filename: Arc<str>,
     kind: FdType,
     open: i64,
     close: Option<i64>,
@@ -616,7 +618,7 @@ impl Io {
         let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::default();
         for p in self.tids.values() {
             for life in p.fds.values().flatten() {
-                let mut name = life.filename.clone();
+                let mut name = life.filename.to_string();
                 if ["pipe", "socket", "anon_inode", "unknown"]
                     .iter()
                     .any(|g| name.starts_with(g))
@@ -695,7 +697,7 @@ impl Listener for Io {
             });
         }
         if let Some(last) = lives.last_mut() {
-            last.filename.clone_from(&f.filename);
+            last.filename = Arc::clone(&f.filename);
         }
     }
 
@@ -768,7 +770,8 @@ impl Listener for Io {
                 }
             }
         }
-        for p in [proc, parent] {
+        let same = proc.tid == parent.tid;
+        for p in [proc, parent].into_iter().take(if same { 1 } else { 2 }) {
             let s = &mut self.tids[&p.tid];
             if s.comm != p.comm {
                 s.comm.clone_from(&p.comm);

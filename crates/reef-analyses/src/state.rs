@@ -131,7 +131,8 @@ pub enum FdType {
 /// An open file descriptor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fd {
-    pub filename: String,
+    /// (shared: a descriptor's copies, its lives, and `dup`s name it)
+    pub filename: Arc<str>,
     pub kind: FdType,
     pub cloexec: bool,
 }
@@ -494,7 +495,7 @@ impl State {
                 if let Some(fd) = a.fd {
                     let parent = self.parent_of(tid);
                     if let (Some(f), Some(addr)) = (self.proc(parent).fds.get_mut(&fd), &a.v4addr) {
-                        f.filename.clone_from(addr);
+                        f.filename = Arc::from(addr.as_str());
                     }
                     // (lttng-analyses tells the thread, not its process)
                     let p = &self.tids[&tid];
@@ -525,7 +526,7 @@ impl State {
         let cloexec = |f: Option<i64>| f.is_some_and(|f| f & O_CLOEXEC != 0);
         let io = match name {
             "open" | "openat" => Some(open(Fd {
-                filename: a.filename.as_deref().unwrap_or("unknown").to_string(),
+                filename: Arc::from(a.filename.as_deref().unwrap_or("unknown")),
                 kind: FdType::Disk,
                 cloexec: cloexec(a.flags),
             })),
@@ -887,11 +888,11 @@ impl State {
                     ..Proc::default()
                 });
                 if let Some(f) = p.fds.get_mut(fd) {
-                    f.filename = filename.to_string();
+                    f.filename = Arc::from(&**filename);
                     l.update_fd(p, *fd);
                 } else {
                     p.fds.add(*fd, || Fd {
-                        filename: filename.to_string(),
+                        filename: Arc::from(&**filename),
                         kind: FdType::Unknown,
                         cloexec: flags & O_CLOEXEC != 0,
                     });
