@@ -243,7 +243,7 @@ pub fn for_each_event<E>(
     // The class table: each (trace, stream class)'s classes, found once.
     let mut classes: Vec<ClassInfo> = Vec::new();
     // (trace, stream class): first class's index, classes read with their
-    // values, classes the model ignores
+    // values, classes the model ignores, classes it reads for their CPU
     type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>, Arc<[bool]>);
     let mut tables: Vec<Table> = Vec::new();
     let mut order: Vec<(usize, Stream)> = Vec::new();
@@ -270,8 +270,14 @@ pub fn for_each_event<E>(
                 let want: Arc<[bool]> = want.into();
                 let other: Arc<[bool]> = other.into();
                 let cpu_only: Arc<[bool]> = cpu_only.into();
-                let t = (key.0, key.1, base, want.clone(), other.clone());
-                tables.push((t.0, t.1, t.2, t.3, t.4, cpu_only.clone()));
+                tables.push((
+                    key.0,
+                    key.1,
+                    base,
+                    want.clone(),
+                    other.clone(),
+                    cpu_only.clone(),
+                ));
                 (base, want, other, cpu_only)
             }
         };
