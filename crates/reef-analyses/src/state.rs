@@ -387,6 +387,15 @@ pub struct State {
     remaps: Vec<Remap>,
 }
 
+/// Thread `tid` (`p`; not the idle one, 0) has priority `prio` at `ts`:
+/// `l` is told when that changes it.
+fn prio_seen(p: &mut Proc, tid: i64, ts: i64, prio: i64, l: &mut impl Listener) {
+    if tid != 0 && p.prio != Some(prio) {
+        p.prio = Some(prio);
+        l.prio_changed(ts, tid, prio);
+    }
+}
+
 impl State {
     pub fn new() -> State {
         State::default()
@@ -412,14 +421,8 @@ impl State {
     }
 
     fn check_prio(&mut self, ts: i64, tid: i64, prio: i64, l: &mut impl Listener) {
-        if tid == 0 {
-            return;
-        }
         if let Some(p) = self.tids.get_mut(&tid) {
-            if p.prio != Some(prio) {
-                p.prio = Some(prio);
-                l.prio_changed(ts, tid, prio);
-            }
+            prio_seen(p, tid, ts, prio, l);
         }
     }
 
@@ -620,19 +623,12 @@ impl State {
                 let (prev_tid, next_tid) = (*prev_tid, *next_tid);
                 self.cpu(cpu).current_tid = (next_tid != 0).then_some(next_tid);
                 // (one lookup per thread: `check_prio` of each, in order)
-                let prev = self.proc(prev_tid);
-                if prev_tid != 0 && prev.prio != Some(*prev_prio) {
-                    prev.prio = Some(*prev_prio);
-                    l.prio_changed(ts, prev_tid, *prev_prio);
-                }
+                prio_seen(self.proc(prev_tid), prev_tid, ts, *prev_prio, l);
                 let next = self.proc(next_tid);
                 if !next_comm.is(&next.comm) {
                     next.comm = next_comm.to_str().into_owned();
                 }
-                if next_tid != 0 && next.prio != Some(*next_prio) {
-                    next.prio = Some(*next_prio);
-                    l.prio_changed(ts, next_tid, *next_prio);
-                }
+                prio_seen(next, next_tid, ts, *next_prio, l);
                 let wakee = &self.tids[&next_tid];
                 let waker = wakee.last_waker.and_then(|w| self.tids.get(&w));
                 l.sched_switch(&Switch {

@@ -591,12 +591,11 @@ impl QuickSkim {
     }
 }
 
-/// The index of the first NUL byte: most strings of a trace are short,
-/// so the first 8 bytes are tested as one word before calling `memchr`.
+/// The index of the first NUL byte: most strings of a trace are short
+/// (a thread name is 16 bytes), so the first 32 bytes are tested a word
+/// at a time before calling `memchr`, which costs more on short text.
 #[inline(always)]
 pub(crate) fn find_nul(hay: &[u8]) -> Option<usize> {
-    // Word by word for the first 32 bytes (a thread name is 16): `memchr`
-    // costs more than that on short text.
     let mut at = 0;
     while let Some(w) = hay.get(at..).and_then(|h| h.first_chunk::<8>()) {
         let v = u64::from_le_bytes(*w);
