@@ -13,6 +13,16 @@
 //! reading are those of [`reef_read::Source`] (babeltrace2's order); this
 //! is its merge without a filter, for streams that all have a clock.
 //!
+//! On a large trace ([`pipelined`]), a second thread decodes the streams
+//! into batches of records ahead of the merge (eight per stream in
+//! flight, handed back and forth through channels), while the calling
+//! thread merges them and runs the model: the merging thread reads the
+//! fields through a view of each stream
+//! ([`StreamCursor::present_packet`]) that shows the packet of the batch
+//! it reads and, for an event read with its values, those values. The
+//! result is the same as decoding on the calling thread (`tests/fold.rs`
+//! runs both).
+//!
 //! Events of the classes the model ignores only move the analysed
 //! period's end. Once the callback says in which times that holds
 //! ([`Next::Go`]), such events are not handed over: the one the merge
@@ -24,12 +34,14 @@
 //! where it stops). A message out of order is found against its own
 //! stream's previous one, which is the one the merge gave just before it
 //! (`tests/fold.rs` compares the result with `Source`'s on whole, ranged,
-//! cut and garbled traces).
+//! cut and garbled traces, with and without the decoding thread).
 
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
 use reef_ctf::access::{FieldLoc, RawBody};
-use reef_ctf::{Item, StreamCursor};
+use reef_ctf::trace::StreamFile;
+use reef_ctf::{EventData, Item, PacketInfo, StreamCursor};
 use reef_iter::ClockConv;
 use reef_read::Streams;
 
@@ -78,53 +90,72 @@ struct Rec {
     body: RawBody,
 }
 
-struct Stream {
+/// A stream's next records, as [`Filler::fill`] reads them (the records
+/// of one packet), with, when they are decoded on another thread, what
+/// the merging thread's view of the stream needs to read them.
+#[derive(Default)]
+struct Batch {
+    recs: Vec<Rec>,
+    /// The `cpu_id` of the packet the records are from.
+    cpu: Option<i64>,
+    /// Byte offset in its file of the message of `recs[0]` (the only one
+    /// that can be out of order: `skim_bodies` stops before the others).
+    first_offset: u64,
+    /// The stream has no more messages (`recs` is empty).
+    done: bool,
+    /// Decoded on another thread: the error the filling gave (no records).
+    failed: Option<reef_ctf::Error>,
+    /// Decoded on another thread: the records' packet is not the previous
+    /// batch's, and `packet` holds it.
+    new_packet: bool,
+    packet: Shown,
+    /// Decoded on another thread: the last record is an event read with
+    /// its values ([`What::Values`]), which `event` holds.
+    has_event: bool,
+    event: EventData,
+}
+
+/// A packet as a view presents it ([`StreamCursor::present_packet`]).
+#[derive(Default)]
+struct Shown {
+    file: Option<Arc<StreamFile>>,
+    info: PacketInfo,
+    context: Vec<reef_ctf::Value>,
+    packets_read: u64,
+}
+
+/// The decoding side of a stream: its cursor and what reading it into
+/// records takes.
+struct Filler {
     cur: StreamCursor,
     conv: ClockConv,
-    /// Index of the stream's first event class in the class table.
-    base: usize,
     /// The classes read with their values.
     want: Arc<[bool]>,
-    buf: Vec<Rec>,
-    at: usize,
     last_cy: u64,
     /// Time of the stream's last timed message.
     last_ns: i64,
-    /// Time of the stream's last message that left the merge (or was
-    /// folded): a message before it is out of order.
-    prev: i64,
-    /// The latest time of the events of `buf` folded ahead of the merge.
-    folded: i64,
-    /// Whether each class (by index from `base`) is one the model ignores.
-    other: Arc<[bool]>,
-    /// Whether each class is one the model reads for its packet's CPU alone
-    /// (as ignored once the model knows the CPU).
-    cpu_only: Arc<[bool]>,
-    /// Byte offset in its file of the message of `buf[0]` (the only one
-    /// that can be out of order: `skim_bodies` stops before the others).
-    first_offset: u64,
-    /// The `cpu_id` of the packet the records in `buf` are from.
-    cpu: Option<i64>,
-    /// Where the stream's packet contexts hold it.
+    /// Where the stream's packet contexts hold the CPU.
     cpu_field: Option<FieldLoc>,
-    /// The error that ended the batch in `buf`, given once it is read.
+    /// The error that ended the last batch, given once it is read.
     error: Option<reef_ctf::Error>,
-    done: bool,
+    /// The packet (file, offset) last shown in a batch.
+    shown: (usize, u64),
 }
 
-impl Stream {
-    /// Records the stream's next messages: the next one, and when it is
-    /// an event read in its bytes, the events after it in its packet.
-    fn fill(&mut self) -> Result<(), reef_ctf::Error> {
+impl Filler {
+    /// Records the stream's next messages in `b`: the next one, and when
+    /// it is an event read in its bytes, the events after it in its
+    /// packet.
+    fn fill(&mut self, b: &mut Batch) -> Result<(), reef_ctf::Error> {
         // A time past the range of nanoseconds from the origin ends the
         // stream with an error (as in every reader), after the records
         // before it.
         let mut overflow = None;
-        let r = self.fill_records(&mut overflow);
+        let r = self.fill_records(b, &mut overflow);
         if let Some((at, cycles)) = overflow {
-            self.buf.truncate(at);
+            b.recs.truncate(at);
             let e = reef_iter::out_of_range(&self.cur, self.cur.packet.offset, cycles);
-            if self.buf.is_empty() {
+            if b.recs.is_empty() {
                 return Err(e);
             }
             self.error = Some(e);
@@ -132,30 +163,33 @@ impl Stream {
         r
     }
 
-    fn fill_records(&mut self, overflow: &mut Option<(usize, u64)>) -> Result<(), reef_ctf::Error> {
-        self.buf.clear();
-        self.at = 0;
-        self.folded = i64::MIN;
+    fn fill_records(
+        &mut self,
+        b: &mut Batch,
+        overflow: &mut Option<(usize, u64)>,
+    ) -> Result<(), reef_ctf::Error> {
+        b.recs.clear();
+        b.done = false;
         if let Some(e) = self.error.take() {
             return Err(e);
         }
         let Some(item) = self.cur.next_skimmed()? else {
-            self.done = true;
+            b.done = true;
             return Ok(());
         };
         if item == Item::Event {
-            self.cpu = packet_cpu_at(&self.cur, self.cpu_field);
+            b.cpu = packet_cpu_at(&self.cur, self.cpu_field);
         }
-        self.first_offset = self.cur.event.offset;
-        let Stream {
+        b.first_offset = self.cur.event.offset;
+        let Filler {
             cur,
             conv,
             want,
-            buf,
             last_cy,
             last_ns,
             ..
         } = self;
+        let buf = &mut b.recs;
         let mut push = |cycles: Option<u64>, class: usize, what: What, body| {
             let (ns, what) = match cycles.map(|cy| (cy, conv.ns(cy))) {
                 Some((_, Some(ns))) => {
@@ -212,6 +246,203 @@ impl Stream {
         }
         Ok(())
     }
+
+    /// Fills `b` for the merging thread's view: the next records, the
+    /// error, the packet when it is a new one, the values of the last
+    /// event when it has them.
+    fn fill_for_view(&mut self, b: &mut Batch) {
+        b.new_packet = false;
+        b.has_event = false;
+        b.failed = self.fill(b).err();
+        if b.failed.is_some() || b.done {
+            return;
+        }
+        let cur = &self.cur;
+        if let Some(file) = cur.file() {
+            let key = (Arc::as_ptr(file) as usize, cur.packet.offset);
+            if key != self.shown {
+                self.shown = key;
+                b.new_packet = true;
+                let p = &mut b.packet;
+                p.file = Some(file.clone());
+                p.info.clone_from(&cur.packet);
+                p.context.clone_from(&cur.packet_context);
+                p.packets_read = cur.packets_read;
+            }
+        }
+        if b.recs.last().is_some_and(|r| r.what == What::Values) {
+            b.has_event = true;
+            let (from, to) = (&cur.event, &mut b.event);
+            to.event = from.event;
+            to.ts = from.ts;
+            to.values.clone_from(&from.values);
+            to.bounds = from.bounds;
+            to.offset = from.offset;
+            to.body = from.body;
+            to.end = from.end;
+        }
+    }
+}
+
+/// Where a stream's batches come from.
+enum Feed {
+    /// Decoded on the merging thread.
+    Here(Box<Filler>),
+    /// Decoded on another thread ([`decode`]): batches come through `rx`
+    /// and go back through `back` once read, [`DEPTH`] / 2 at a time
+    /// (`spent`: so that the decoding thread wakes up for as many);
+    /// `view` presents their packets and events to the readers of fields.
+    Piped {
+        view: Box<StreamCursor>,
+        rx: Receiver<Batch>,
+        back: Sender<(usize, Vec<Batch>)>,
+        spent: Vec<Batch>,
+        idx: usize,
+    },
+}
+
+/// A stream as the merge reads it.
+struct Stream {
+    feed: Feed,
+    /// Index of the stream's first event class in the class table.
+    base: usize,
+    b: Batch,
+    at: usize,
+    /// Time of the stream's last message that left the merge (or was
+    /// folded): a message before it is out of order.
+    prev: i64,
+    /// The latest time of the events of the batch folded ahead of the
+    /// merge.
+    folded: i64,
+    /// Whether each class (by index from `base`) is one the model ignores.
+    other: Arc<[bool]>,
+    /// Whether each class is one the model reads for its packet's CPU alone
+    /// (as ignored once the model knows the CPU).
+    cpu_only: Arc<[bool]>,
+}
+
+impl Stream {
+    fn new(feed: Feed, base: usize, other: Arc<[bool]>, cpu_only: Arc<[bool]>) -> Stream {
+        Stream {
+            feed,
+            base,
+            b: Batch::default(),
+            at: 0,
+            prev: i64::MIN,
+            folded: i64::MIN,
+            other,
+            cpu_only,
+        }
+    }
+
+    /// The cursor the batch's fields are read through.
+    #[inline(always)]
+    fn cur(&self) -> &StreamCursor {
+        match &self.feed {
+            Feed::Here(f) => &f.cur,
+            Feed::Piped { view, .. } => view,
+        }
+    }
+
+    /// Takes the stream's next batch.
+    fn next_batch(&mut self) -> Result<(), reef_ctf::Error> {
+        self.at = 0;
+        self.folded = i64::MIN;
+        match &mut self.feed {
+            Feed::Here(f) => f.fill(&mut self.b),
+            Feed::Piped {
+                view,
+                rx,
+                back,
+                spent,
+                idx,
+            } => {
+                // (the decoding thread sends batches until the stream's
+                // last one, and stops only once the merge has)
+                let next = rx.recv().expect("the decoding thread outlives the merge");
+                spent.push(std::mem::replace(&mut self.b, next));
+                if spent.len() >= DEPTH / 2 {
+                    let _ = back.send((*idx, std::mem::take(spent)));
+                }
+                let b = &mut self.b;
+                if let Some(e) = b.failed.take() {
+                    return Err(e);
+                }
+                if b.new_packet {
+                    let p = &b.packet;
+                    if let Some(file) = &p.file {
+                        view.present_packet(file, &p.info, &p.context, p.packets_read);
+                    }
+                }
+                if b.has_event {
+                    std::mem::swap(&mut view.event, &mut b.event);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Batches in flight per stream when decoding on another thread.
+const DEPTH: usize = 8;
+
+/// Streams whose files hold at least this many bytes in all are decoded
+/// on a second thread when [`pipelined`] decides alone: below it, starting
+/// the thread costs more than it saves.
+const PIPE_BYTES: u64 = 16 << 20;
+
+/// Whether [`for_each_event`] should decode `cursors` on a second thread
+/// while the calling one merges and runs the model: with `workers` 1, no;
+/// with more, yes; unset, when the machine has two CPUs or more and the
+/// streams' files hold 16 MiB or more.
+pub fn pipelined(cursors: &[StreamCursor], workers: Option<usize>) -> bool {
+    match workers {
+        Some(n) => n > 1,
+        None => {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let bytes: u64 = cursors
+                .iter()
+                .flat_map(|c| &c.trace.sources[c.source].files)
+                .map(|f| f.map.len() as u64)
+                .sum();
+            cpus > 1 && bytes >= PIPE_BYTES
+        }
+    }
+}
+
+/// The decoding thread: fills [`DEPTH`] batches per stream, then one more
+/// for each that comes back, until the merge stops (or every stream
+/// ended).
+fn decode(
+    mut fillers: Vec<Filler>,
+    ready: Vec<Sender<Batch>>,
+    back: Receiver<(usize, Vec<Batch>)>,
+) {
+    let mut ended = vec![false; fillers.len()];
+    // Fills a batch of stream `i` and sends it; false once the merge has
+    // stopped (it no longer receives).
+    let mut give = |i: usize, mut b: Batch| {
+        if ended[i] {
+            return true;
+        }
+        fillers[i].fill_for_view(&mut b);
+        ended[i] = b.done || b.failed.is_some();
+        ready[i].send(b).is_ok()
+    };
+    for _ in 0..DEPTH {
+        for i in 0..ready.len() {
+            if !give(i, Batch::default()) {
+                return;
+            }
+        }
+    }
+    while let Ok((i, spent)) = back.recv() {
+        for b in spent {
+            if !give(i, b) {
+                return;
+            }
+        }
+    }
 }
 
 /// Whether [`for_each_event`] can read `cursors` (every stream has a clock).
@@ -223,20 +454,22 @@ pub fn can_read(cursors: &[StreamCursor]) -> bool {
 
 /// Gives every event of `streams` (see [`can_read`]) with a time, in time
 /// order, to `f`, until `f` says `false` or the end, read for a model that
-/// follows `interest`. As
+/// follows `interest`; with `piped` (see [`pipelined`]), the streams are
+/// decoded on a second thread. As
 /// [`reef_read::Source::for_each_event`]: a reading error ends the loop
 /// and is returned as `Ok(Some(error))`, an error of `f`'s own stops
 /// everything.
 pub fn for_each_event<E>(
     streams: Streams,
     interest: Interest,
-    mut f: impl FnMut(&Event<'_>) -> Result<Next, E>,
+    piped: bool,
+    f: impl FnMut(&Event<'_>) -> Result<Next, E>,
 ) -> Result<Option<reef_read::Error>, E> {
     let Streams {
         cursors,
         rank,
         clocks,
-        window: (begin, end),
+        window,
         ending,
         ..
     } = streams;
@@ -246,7 +479,10 @@ pub fn for_each_event<E>(
     // values, classes the model ignores, classes it reads for their CPU
     type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>, Arc<[bool]>);
     let mut tables: Vec<Table> = Vec::new();
-    let mut order: Vec<(usize, Stream)> = Vec::new();
+    // (rank, the stream's filler, its first class's index, the classes
+    // the model ignores, those it reads for their CPU)
+    type Opened = (usize, Filler, usize, Arc<[bool]>, Arc<[bool]>);
+    let mut order: Vec<Opened> = Vec::new();
     for ((mut cur, r), conv) in cursors.into_iter().zip(rank).zip(clocks) {
         let key = (Arc::as_ptr(&cur.trace) as usize, cur.stream);
         let (base, want, other, cpu_only) = match tables.iter().find(|t| (t.0, t.1) == key) {
@@ -287,39 +523,72 @@ pub fn for_each_event<E>(
             unreachable!("streams without a clock are not read here (can_read)")
         };
         let cpu_field = packet_cpu_field(&cur.trace, cur.stream);
-        order.push((
-            r,
-            Stream {
-                cur,
-                conv,
-                base,
-                want,
-                buf: Vec::new(),
-                at: 0,
-                last_cy: 0,
-                last_ns: i64::MIN,
-                prev: i64::MIN,
-                folded: i64::MIN,
-                other,
-                cpu_only,
-                first_offset: 0,
-                cpu: None,
-                cpu_field,
-                error: None,
-                done: false,
-            },
-        ));
+        let filler = Filler {
+            cur,
+            conv,
+            want,
+            last_cy: 0,
+            last_ns: i64::MIN,
+            cpu_field,
+            error: None,
+            shown: (0, u64::MAX),
+        };
+        order.push((r, filler, base, other, cpu_only));
     }
     // By rank: at the same time, the first stream in this order goes first.
     order.sort_by_key(|o| o.0);
-    let mut streams: Vec<Stream> = order.into_iter().map(|o| o.1).collect();
+    if !piped {
+        let streams = order
+            .into_iter()
+            .map(|(_, filler, base, other, cpu_only)| {
+                Stream::new(Feed::Here(Box::new(filler)), base, other, cpu_only)
+            })
+            .collect();
+        return merge(streams, &classes, window, ending, f);
+    }
+    let (back_tx, back_rx) = channel();
+    let mut ready = Vec::with_capacity(order.len());
+    let mut fillers = Vec::with_capacity(order.len());
+    let mut streams = Vec::with_capacity(order.len());
+    for (idx, (_, filler, base, other, cpu_only)) in order.into_iter().enumerate() {
+        let (tx, rx) = channel();
+        let feed = Feed::Piped {
+            view: Box::new(StreamCursor::new(
+                filler.cur.trace.clone(),
+                filler.cur.source,
+            )),
+            rx,
+            back: back_tx.clone(),
+            spent: Vec::with_capacity(DEPTH),
+            idx,
+        };
+        streams.push(Stream::new(feed, base, other, cpu_only));
+        ready.push(tx);
+        fillers.push(filler);
+    }
+    drop(back_tx);
+    std::thread::scope(|sc| {
+        sc.spawn(move || decode(fillers, ready, back_rx));
+        merge(streams, &classes, window, ending, f)
+    })
+}
+
+/// The merge of [`for_each_event`], over `streams` (in rank order) whose
+/// classes are those of `classes`.
+fn merge<E>(
+    mut streams: Vec<Stream>,
+    classes: &[ClassInfo],
+    (begin, end): (i64, i64),
+    ending: reef_read::Ending,
+    mut f: impl FnMut(&Event<'_>) -> Result<Next, E>,
+) -> Result<Option<reef_read::Error>, E> {
     for s in &mut streams {
-        if let Err(e) = s.fill() {
+        if let Err(e) = s.next_batch() {
             return Ok(ending.error(Some(e.into()), false));
         }
     }
-    streams.retain(|s| !s.done);
-    let mut heads: Vec<i64> = streams.iter().map(|s| s.buf[0].ns).collect();
+    streams.retain(|s| !s.b.done);
+    let mut heads: Vec<i64> = streams.iter().map(|s| s.b.recs[0].ns).collect();
     // The range in which ignored events may be folded (from the callback).
     let mut fold: Option<(i64, i64)> = None;
     // The latest time of the ignored events crossed without the callback
@@ -330,7 +599,7 @@ pub fn for_each_event<E>(
     let mut told: Vec<i64> = Vec::new();
     // Whether the model ignores the events of `class` in stream `s`.
     let ignored = |s: &Stream, class: usize, told: &[i64]| {
-        s.other[class] || (s.cpu_only[class] && s.cpu.is_some_and(|c| told.contains(&c)))
+        s.other[class] || (s.cpu_only[class] && s.b.cpu.is_some_and(|c| told.contains(&c)))
     };
     // The latest folded event the merge would have reached before a stop
     // after the message at `at` of stream `of` (None: all of them), given
@@ -339,7 +608,7 @@ pub fn for_each_event<E>(
         ($streams:expr, $at:expr, $stopped:expr) => {{
             let mut t = passed;
             for (j, s) in $streams.iter().enumerate() {
-                for r in &s.buf[..s.at.min(s.buf.len())] {
+                for r in &s.b.recs[..s.at.min(s.b.recs.len())] {
                     let reached = match $at {
                         None => true,
                         Some((z, of)) => (r.ns, j) <= (z, of),
@@ -369,7 +638,7 @@ pub fn for_each_event<E>(
             min = if earlier { h } else { min };
         }
         let s = &mut streams[i];
-        let r = s.buf[s.at];
+        let r = s.b.recs[s.at];
         if r.ns < s.prev {
             // (the merge's order is the streams': a message out of order
             // follows its own stream's previous one, which the merge gave
@@ -377,11 +646,11 @@ pub fn for_each_event<E>(
             let z = s.prev;
             let e = reef_ctf::Error::Stream {
                 path: s
-                    .cur
+                    .cur()
                     .file_path()
                     .map(|p| p.to_path_buf())
                     .unwrap_or_default(),
-                offset: s.first_offset,
+                offset: s.b.first_offset,
                 msg: format!(
                     "time goes backwards: message at {} ns from origin follows one at {z} ns",
                     r.ns
@@ -401,12 +670,12 @@ pub fn for_each_event<E>(
                     passed = passed.max(r.ns);
                 } else {
                     let info = &classes[s.base + class];
-                    let ev = event_of(info, &s.cur, class, r.body, r.ns, s.cpu);
+                    let ev = event_of(info, s.cur(), class, r.body, r.ns, s.b.cpu);
                     match f(&ev)? {
                         Next::Go(range) => {
                             // (an event in the fold range is one the model read)
                             if in_fold && s.cpu_only[class] {
-                                told.extend(s.cpu.filter(|c| !told.contains(c)));
+                                told.extend(s.b.cpu.filter(|c| !told.contains(c)));
                             }
                             fold = range;
                         }
@@ -426,36 +695,36 @@ pub fn for_each_event<E>(
             // them behind) nor one the next message precedes (that one
             // would be out of order: the merge must reach it as before).
             let (lo, hi) = (lo.max(begin), hi.min(end));
-            let n = s.buf.len();
+            let n = s.b.recs.len();
             while s.at + 1 < n {
-                let r = s.buf[s.at];
+                let r = s.b.recs[s.at];
                 if r.what != What::Raw
                     || !ignored(s, r.class as usize, &told)
                     || r.ns < lo
                     || r.ns > hi
-                    || s.buf[s.at + 1].ns < r.ns
+                    || s.b.recs[s.at + 1].ns < r.ns
                 {
                     break;
                 }
-                s.buf[s.at].what = What::Folded;
+                s.b.recs[s.at].what = What::Folded;
                 s.folded = r.ns;
                 s.prev = r.ns;
                 s.at += 1;
             }
         }
-        if s.at == s.buf.len() {
+        if s.at == s.b.recs.len() {
             passed = passed.max(s.folded);
-            if let Err(e) = s.fill() {
+            if let Err(e) = s.next_batch() {
                 let z = s.prev;
                 stop!(streams, Some((z, i)), ending.error(Some(e.into()), false));
             }
-            if s.done {
+            if s.b.done {
                 streams.remove(i);
                 heads.remove(i);
                 continue;
             }
         }
-        heads[i] = s.buf[s.at].ns;
+        heads[i] = s.b.recs[s.at].ns;
     }
     stop!(streams, None::<(i64, usize)>, ending.error(None, false))
 }

@@ -24,9 +24,10 @@ fn trace_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Tables (as LAMI JSON) and the error, through the skim reader and
+/// Tables (as LAMI JSON) and the error, through the skim reader decoding
+/// on the calling thread, through it decoding on a second thread, and
 /// through a `Source`.
-fn both<A: Analysis>(read: &ReadOptions, mk: impl Fn() -> A) -> [String; 2] {
+fn both<A: Analysis>(read: &ReadOptions, mk: impl Fn() -> A) -> [String; 3] {
     let run = |read: &ReadOptions| match reef_analyses::analyse(read, mk(), true) {
         Ok((tables, stopped)) => format!(
             "{}\n{:?}",
@@ -35,12 +36,16 @@ fn both<A: Analysis>(read: &ReadOptions, mk: impl Fn() -> A) -> [String; 2] {
         ),
         Err(e) => format!("error: {e}"),
     };
+    let mut here = read.clone();
+    here.workers = Some(1);
+    let mut piped = read.clone();
+    piped.workers = Some(2);
     let mut all = read.clone();
     all.filter = Some("$evt.$name =* \"*\"".into());
-    [run(read), run(&all)]
+    [run(&here), run(&piped), run(&all)]
 }
 
-/// Runs every analysis both ways: how many, and how many stopped on an
+/// Runs every analysis the three ways: how many, and how many stopped on an
 /// error.
 fn check(read: &ReadOptions, what: &str) -> (usize, usize) {
     let groups = Groups {
@@ -56,8 +61,12 @@ fn check(read: &ReadOptions, what: &str) -> (usize, usize) {
         ("syscallstats", both(read, Syscallstats::new)),
         ("iousagetop", both(read, || Io::new(Mode::Usage(0)))),
     ];
-    for (name, [skim, source]) in &runs {
+    for (name, [skim, piped, source]) in &runs {
         assert_eq!(skim, source, "{name} on {what}: skim reader vs Source");
+        assert_eq!(
+            piped, source,
+            "{name} on {what}: pipelined skim reader vs Source"
+        );
     }
     let errors = runs.iter().filter(|r| !r.1[0].ends_with("None")).count();
     (runs.len(), errors)
