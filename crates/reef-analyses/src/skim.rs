@@ -537,38 +537,59 @@ pub fn for_each_event<E>(
     }
     // By rank: at the same time, the first stream in this order goes first.
     order.sort_by_key(|o| o.0);
-    if !piped {
-        let streams = order
+    let here = |order: Vec<Opened>| -> Vec<Stream> {
+        order
             .into_iter()
             .map(|(_, filler, base, other, cpu_only)| {
                 Stream::new(Feed::Here(Box::new(filler)), base, other, cpu_only)
             })
-            .collect();
-        return merge(streams, &classes, window, ending, f);
+            .collect()
+    };
+    if !piped {
+        return merge(here(order), &classes, window, ending, f);
     }
-    let (back_tx, back_rx) = channel();
-    let mut ready = Vec::with_capacity(order.len());
-    let mut fillers = Vec::with_capacity(order.len());
-    let mut streams = Vec::with_capacity(order.len());
-    for (idx, (_, filler, base, other, cpu_only)) in order.into_iter().enumerate() {
-        let (tx, rx) = channel();
-        let feed = Feed::Piped {
-            view: Box::new(StreamCursor::new(
-                filler.cur.trace.clone(),
-                filler.cur.source,
-            )),
-            rx,
-            back: back_tx.clone(),
-            spent: Vec::with_capacity(DEPTH),
-            idx,
-        };
-        streams.push(Stream::new(feed, base, other, cpu_only));
-        ready.push(tx);
-        fillers.push(filler);
-    }
-    drop(back_tx);
     std::thread::scope(|sc| {
-        sc.spawn(move || decode(fillers, ready, back_rx));
+        // The decoding thread gets its streams once it runs (if it cannot
+        // start, they are decoded here).
+        type Given = (
+            Vec<Filler>,
+            Vec<Sender<Batch>>,
+            Receiver<(usize, Vec<Batch>)>,
+        );
+        let (give, given) = channel::<Given>();
+        let spawned = std::thread::Builder::new()
+            .name("reef-decode".into())
+            .spawn_scoped(sc, move || {
+                if let Ok((fillers, ready, back)) = given.recv() {
+                    decode(fillers, ready, back);
+                }
+            });
+        if spawned.is_err() {
+            return merge(here(order), &classes, window, ending, f);
+        }
+        let (back_tx, back_rx) = channel();
+        let mut ready = Vec::with_capacity(order.len());
+        let mut fillers = Vec::with_capacity(order.len());
+        let mut streams = Vec::with_capacity(order.len());
+        for (idx, (_, filler, base, other, cpu_only)) in order.into_iter().enumerate() {
+            let (tx, rx) = channel();
+            let feed = Feed::Piped {
+                view: Box::new(StreamCursor::new(
+                    filler.cur.trace.clone(),
+                    filler.cur.source,
+                )),
+                rx,
+                back: back_tx.clone(),
+                spent: Vec::with_capacity(DEPTH),
+                idx,
+            };
+            streams.push(Stream::new(feed, base, other, cpu_only));
+            ready.push(tx);
+            fillers.push(filler);
+        }
+        drop(back_tx);
+        // (the thread runs until it gets them: it cannot have gone)
+        let _ = give.send((fillers, ready, back_rx));
         merge(streams, &classes, window, ending, f)
     })
 }
