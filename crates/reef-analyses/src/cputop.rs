@@ -287,11 +287,11 @@ mod tests {
             assert!(run.event(&ev));
         }
         let t = run.finish();
-        let value = |c: &serde_json::Value| c["value"].as_f64().unwrap();
+        let value = |c: &crate::lami::Cell| c.to_value()["value"].as_f64().unwrap();
         let rows: Vec<(i64, f64)> = t[0]
             .rows
             .iter()
-            .map(|r| (r[0]["tid"].as_i64().unwrap(), value(&r[3])))
+            .map(|r| (r[0].to_value()["tid"].as_i64().unwrap(), value(&r[3])))
             .collect();
         // 300: 35/40; 100: 20/40; 0 (switched out at 10, never counted
         // again): 10/40; 200: 30..40. Ties in order of appearance.

@@ -378,7 +378,7 @@ impl Io {
 
     /// Whether a request is outside `--begin`/`--end`, as lttng-analyses'
     /// Python expression gives it: `None` (null) unless a bound was given.
-    fn out_of_range(&self, r: &Request) -> serde_json::Value {
+    fn out_of_range(&self, r: &Request) -> lami::Cell {
         let (b, e) = self.range;
         let first = b.map(|b| r.begin < b);
         let second = e.map(|e| r.end > e);
@@ -391,13 +391,13 @@ impl Io {
                 first
             }),
         };
-        serde_json::json!({"class": "bool", "value": v})
+        lami::Cell::Bool(v)
     }
 
-    fn request_row(&self, r: &Request) -> Vec<serde_json::Value> {
+    fn request_row(&self, r: &Request) -> Vec<lami::Cell> {
         let ps = &self.tids[&r.tid];
         let (path, fd) = match r.fd {
-            None => (serde_json::Value::Null, serde_json::Value::Null),
+            None => (lami::Cell::Null, lami::Cell::Null),
             Some(fd) => {
                 let owner = match ps.pid {
                     Some(pid) => self.tids.get(&pid),
@@ -411,11 +411,11 @@ impl Io {
             }
         };
         vec![
-            lami::time_range(r.begin, r.end),
+            lami::time_range_cell(r.begin, r.end),
             self.out_of_range(r),
             lami::duration(r.end - r.begin),
             lami::syscall(&r.name),
-            r.size.map_or(serde_json::Value::Null, lami::size),
+            r.size.map_or(lami::Cell::Null, lami::size),
             lami::process(Some(&ps.comm), None, Some(r.tid)),
             path,
             fd,
@@ -506,7 +506,7 @@ impl Io {
             t
         };
         let limit = if limit == 0 { usize::MAX } else { limit };
-        let cap = |rows: Vec<Vec<serde_json::Value>>| -> Vec<Vec<serde_json::Value>> {
+        let cap = |rows: Vec<Vec<lami::Cell>>| -> Vec<Vec<lami::Cell>> {
             rows.into_iter().take(limit).collect()
         };
         let procs: Vec<&ProcIo> = self.tids.values().collect();
@@ -640,7 +640,7 @@ impl Io {
 
 /// Count, min, average, max and standard deviation cells; zeros and an
 /// unknown deviation when there is nothing.
-fn latency_cells(d: &Durations) -> Vec<serde_json::Value> {
+fn latency_cells(d: &Durations) -> Vec<lami::Cell> {
     if d.count == 0 {
         return vec![
             lami::number(0),

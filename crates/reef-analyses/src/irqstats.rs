@@ -378,11 +378,11 @@ impl Analysis for Irqlog {
         for r in &self.log {
             let name = self.name(r.hard, r.nr);
             let raised = match r.hard {
-                true => serde_json::Value::Null,
+                true => lami::Cell::Null,
                 false => r.raise.map_or_else(lami::unknown, lami::timestamp),
             };
             t.rows.push(vec![
-                lami::time_range(r.begin, r.end),
+                lami::time_range_cell(r.begin, r.end),
                 raised,
                 lami::cpu(r.cpu),
                 lami::irq(r.hard, r.nr, Some(&name)),

@@ -106,7 +106,7 @@ pub struct Table {
     pub subtitle: Option<String>,
     pub begin: i64,
     pub end: i64,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Vec<Vec<Cell>>,
     /// A table of frequency distributions side by side (lttng-analyses'
     /// `--freq-series`): its class is inline, `class`'s first two columns
     /// then one count column per distribution.
@@ -153,7 +153,7 @@ impl Table {
                 row.extend(
                     tables
                         .iter()
-                        .map(|t| t.rows.get(i).map_or(Value::Null, |r| r[2].clone())),
+                        .map(|t| t.rows.get(i).map_or(Cell::Null, |r| r[2].clone())),
                 );
                 row
             })
@@ -253,95 +253,171 @@ pub fn write_results(tables: &[Table], out: &mut impl std::io::Write) -> std::io
     out.write_all(b"]}")
 }
 
-// Cell constructors.
-
-pub fn number(v: i64) -> Value {
-    json!({"class": "number", "value": v})
+/// A LAMI cell, held compactly (a log keeps millions of them: as JSON
+/// objects they took ~600 bytes each); [`Cell::to_value`] gives its JSON
+/// object, which is also how it serializes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// An empty cell (JSON `null`).
+    Null,
+    /// `{"class": CLASS, "value": N}`: number, duration, size, timestamp.
+    Int(&'static str, i64),
+    /// `{"class": CLASS, "value": X}`: duration, ratio.
+    Float(&'static str, f64),
+    /// `{"class": CLASS, KEY: TEXT}`: string (`value`), path (`path`),
+    /// disk, netif, syscall (`name`).
+    Text(&'static str, &'static str, Box<str>),
+    /// `{"class": CLASS, KEY: N}`: fd (`fd`), cpu (`id`).
+    Id(&'static str, &'static str, i64),
+    /// `{"class": "unknown"}`.
+    Unknown,
+    /// `{"class": "bool", "value": B}` (`null` when unknown).
+    Bool(Option<bool>),
+    /// `{"class": "time-range", "begin": TIMESTAMP, "end": TIMESTAMP}`.
+    TimeRange(i64, i64),
+    /// `{"class": "process"}` with `name`, `pid`, `tid` when known.
+    Process(Option<Box<str>>, Option<i64>, Option<i64>),
+    /// `{"class": "irq", "hard": B, "nr": N}` with `name` when known.
+    Irq(bool, i64, Option<Box<str>>),
 }
 
-pub fn duration(ns: i64) -> Value {
-    json!({"class": "duration", "value": ns})
+impl Cell {
+    /// The cell as LAMI's JSON object.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Cell::Null => Value::Null,
+            Cell::Int(class, v) => json!({"class": class, "value": v}),
+            Cell::Float(class, v) => json!({"class": class, "value": v}),
+            Cell::Text(class, key, t) => {
+                let mut o = Map::new();
+                o.insert("class".into(), json!(class));
+                o.insert((*key).into(), json!(t));
+                Value::Object(o)
+            }
+            Cell::Id(class, key, v) => {
+                let mut o = Map::new();
+                o.insert("class".into(), json!(class));
+                o.insert((*key).into(), json!(v));
+                Value::Object(o)
+            }
+            Cell::Unknown => json!({"class": "unknown"}),
+            Cell::Bool(v) => json!({"class": "bool", "value": v}),
+            Cell::TimeRange(b, e) => json!({
+                "class": "time-range",
+                "begin": Cell::Int("timestamp", *b).to_value(),
+                "end": Cell::Int("timestamp", *e).to_value(),
+            }),
+            Cell::Process(name, pid, tid) => {
+                let mut o = json!({"class": "process"});
+                if let Some(n) = name {
+                    o["name"] = json!(n);
+                }
+                if let Some(p) = pid {
+                    o["pid"] = json!(p);
+                }
+                if let Some(t) = tid {
+                    o["tid"] = json!(t);
+                }
+                o
+            }
+            Cell::Irq(hard, nr, name) => {
+                let mut o = json!({"class": "irq", "hard": hard, "nr": nr});
+                if let Some(n) = name {
+                    o["name"] = json!(n);
+                }
+                o
+            }
+        }
+    }
+}
+
+impl serde::Serialize for Cell {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+// Cell constructors.
+
+pub fn number(v: i64) -> Cell {
+    Cell::Int("number", v)
+}
+
+pub fn duration(ns: i64) -> Cell {
+    Cell::Int("duration", ns)
 }
 
 /// A duration that is not a whole number of nanoseconds (an average, a
 /// standard deviation).
-pub fn duration_f(ns: f64) -> Value {
-    json!({"class": "duration", "value": ns})
+pub fn duration_f(ns: f64) -> Cell {
+    Cell::Float("duration", ns)
 }
 
 /// `None` (e.g. a standard deviation of fewer than 2 values) is `unknown`.
-pub fn duration_opt(ns: Option<f64>) -> Value {
+pub fn duration_opt(ns: Option<f64>) -> Cell {
     ns.map_or_else(unknown, duration_f)
 }
 
-pub fn ratio(r: f64) -> Value {
-    json!({"class": "ratio", "value": r})
+pub fn ratio(r: f64) -> Cell {
+    Cell::Float("ratio", r)
 }
 
-pub fn string(s: &str) -> Value {
-    json!({"class": "string", "value": s})
+pub fn string(s: &str) -> Cell {
+    Cell::Text("string", "value", s.into())
 }
 
-pub fn unknown() -> Value {
-    json!({"class": "unknown"})
+pub fn unknown() -> Cell {
+    Cell::Unknown
 }
 
-pub fn timestamp(ns: i64) -> Value {
-    json!({"class": "timestamp", "value": ns})
+pub fn timestamp(ns: i64) -> Cell {
+    Cell::Int("timestamp", ns)
 }
 
+/// A time range, as a cell.
+pub fn time_range_cell(begin: i64, end: i64) -> Cell {
+    Cell::TimeRange(begin, end)
+}
+
+/// A time range, as a table's `time-range` member.
 pub fn time_range(begin: i64, end: i64) -> Value {
-    json!({"class": "time-range", "begin": timestamp(begin), "end": timestamp(end)})
+    Cell::TimeRange(begin, end).to_value()
 }
 
-pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Value {
-    let mut o = json!({"class": "process"});
-    if let Some(n) = name {
-        o["name"] = json!(n);
-    }
-    if let Some(p) = pid {
-        o["pid"] = json!(p);
-    }
-    if let Some(t) = tid {
-        o["tid"] = json!(t);
-    }
-    o
+pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Cell {
+    Cell::Process(name.map(Into::into), pid, tid)
 }
 
-pub fn size(bytes: i64) -> Value {
-    json!({"class": "size", "value": bytes})
+pub fn size(bytes: i64) -> Cell {
+    Cell::Int("size", bytes)
 }
 
-pub fn path(p: &str) -> Value {
-    json!({"class": "path", "path": p})
+pub fn path(p: &str) -> Cell {
+    Cell::Text("path", "path", p.into())
 }
 
-pub fn fd(fd: i64) -> Value {
-    json!({"class": "fd", "fd": fd})
+pub fn fd(fd: i64) -> Cell {
+    Cell::Id("fd", "fd", fd)
 }
 
-pub fn disk(name: &str) -> Value {
-    json!({"class": "disk", "name": name})
+pub fn disk(name: &str) -> Cell {
+    Cell::Text("disk", "name", name.into())
 }
 
-pub fn netif(name: &str) -> Value {
-    json!({"class": "netif", "name": name})
+pub fn netif(name: &str) -> Cell {
+    Cell::Text("netif", "name", name.into())
 }
 
-pub fn cpu(id: i64) -> Value {
-    json!({"class": "cpu", "id": id})
+pub fn cpu(id: i64) -> Cell {
+    Cell::Id("cpu", "id", id)
 }
 
-pub fn syscall(name: &str) -> Value {
-    json!({"class": "syscall", "name": name})
+pub fn syscall(name: &str) -> Cell {
+    Cell::Text("syscall", "name", name.into())
 }
 
-pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Value {
-    let mut o = json!({"class": "irq", "hard": hard, "nr": nr});
-    if let Some(n) = name {
-        o["name"] = json!(n);
-    }
-    o
+pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Cell {
+    Cell::Irq(hard, nr, name.map(Into::into))
 }
 
 /// ns from the Epoch as seconds: `1412670961.212721139`.
@@ -356,7 +432,12 @@ fn seconds(ns: i64) -> String {
 
 /// A cell as text: durations in microseconds, ratios in percent, times in
 /// seconds from the Epoch, an empty cell as `-`.
-pub fn cell_text(c: &Value) -> String {
+pub fn cell_text(c: &Cell) -> String {
+    value_text(&c.to_value())
+}
+
+/// [`cell_text`] of a cell's JSON object.
+pub fn value_text(c: &Value) -> String {
     if c.is_null() {
         return "-".into();
     }
@@ -500,7 +581,7 @@ mod tests {
         let mut plain = Table::new(&CLASS, 1, 2);
         plain.rows = vec![
             vec![duration(1), duration(2), number(3)],
-            vec![duration_f(1.5), unknown(), Value::Null],
+            vec![duration_f(1.5), unknown(), Cell::Null],
         ];
         let mut sub = plain.clone();
         sub.subtitle = Some("x \"y\"".into());

@@ -126,17 +126,17 @@ impl Schedlog {
         }
     }
 
-    fn row(&self, state: &State, l: &SchedLatency) -> Vec<serde_json::Value> {
+    fn row(&self, state: &State, l: &SchedLatency) -> Vec<lami::Cell> {
         vec![
             lami::timestamp(l.wakeup),
             lami::timestamp(l.switch),
             lami::duration(l.switch - l.wakeup),
-            l.prio.map_or(serde_json::Value::Null, lami::number),
+            l.prio.map_or(lami::Cell::Null, lami::number),
             lami::cpu(l.cpu),
             process(state, &l.wakee),
             l.waker
                 .as_ref()
-                .map_or(serde_json::Value::Null, |w| process(state, w)),
+                .map_or(lami::Cell::Null, |w| process(state, w)),
         ]
     }
 
@@ -213,7 +213,7 @@ impl Listener for Schedlog {
 
 /// A thread as the log names it: as the model knows it at the end, else
 /// as it was known then.
-fn process(state: &State, t: &(i64, String, Option<i64>)) -> serde_json::Value {
+fn process(state: &State, t: &(i64, String, Option<i64>)) -> lami::Cell {
     match state.tids.get(&t.0) {
         Some(p) => lami::process(Some(&p.comm), p.pid, Some(p.tid)),
         None => lami::process(Some(&t.1), t.2, Some(t.0)),

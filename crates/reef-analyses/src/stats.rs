@@ -43,7 +43,7 @@ impl Durations {
 
     /// Count, min, average, max and sample standard deviation as LAMI
     /// cells (the deviation `unknown` under 2 values).
-    pub fn cells(&self) -> [serde_json::Value; 5] {
+    pub fn cells(&self) -> [crate::lami::Cell; 5] {
         use crate::lami;
         [
             lami::number(self.count as i64),
@@ -275,7 +275,7 @@ pub fn call_rows(t: &mut crate::lami::Table, log: &[LoggedCall]) {
     use crate::lami;
     for (b, e, name, tid, comm) in log {
         t.rows.push(vec![
-            lami::time_range(*b, *e),
+            lami::time_range_cell(*b, *e),
             lami::syscall(name),
             lami::process(Some(comm), None, Some(*tid)),
         ]);
@@ -347,7 +347,7 @@ pub fn freq_rows(
     min: Option<f64>,
     max: Option<f64>,
     resolution: usize,
-) -> Vec<Vec<serde_json::Value>> {
+) -> Vec<Vec<crate::lami::Cell>> {
     use crate::lami;
     let min = min.unwrap_or_else(|| durations.iter().min().map_or(0.0, |&m| m as f64));
     let max = max.unwrap_or_else(|| durations.iter().max().map_or(0.0, |&m| m as f64));

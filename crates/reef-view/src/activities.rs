@@ -355,28 +355,28 @@ fn compute_log(view: &View, origin: i64, name: &str, spec: Spec) -> Result<Set, 
     for row in tables.iter().flat_map(|t| &t.rows) {
         let (begin, end, n, g) = match name {
             "schedlog" => (
-                ns(&row[0]["value"]),
-                ns(&row[1]["value"]),
+                ns(&row[0].to_value()["value"]),
+                ns(&row[1].to_value()["value"]),
                 reef_analyses::lami::cell_text(&row[5]),
                 String::new(),
             ),
             "iolog" => (
-                ns(&row[0]["begin"]["value"]),
-                ns(&row[0]["end"]["value"]),
+                ns(&row[0].to_value()["begin"]["value"]),
+                ns(&row[0].to_value()["end"]["value"]),
                 reef_analyses::lami::cell_text(&row[3]),
                 reef_analyses::lami::cell_text(&row[5]),
             ),
             "syscalls" => (
-                ns(&row[0]["begin"]["value"]),
-                ns(&row[0]["end"]["value"]),
+                ns(&row[0].to_value()["begin"]["value"]),
+                ns(&row[0].to_value()["end"]["value"]),
                 reef_analyses::lami::cell_text(&row[1]),
                 reef_analyses::lami::cell_text(&row[2]),
             ),
             _ => (
-                ns(&row[0]["begin"]["value"]),
-                ns(&row[0]["end"]["value"]),
+                ns(&row[0].to_value()["begin"]["value"]),
+                ns(&row[0].to_value()["end"]["value"]),
                 reef_analyses::lami::cell_text(&row[3]),
-                if row[3]["hard"].as_bool() == Some(true) {
+                if row[3].to_value()["hard"].as_bool() == Some(true) {
                     "hard"
                 } else {
                     "soft"
