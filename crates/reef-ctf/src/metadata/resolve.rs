@@ -830,11 +830,16 @@ pub(crate) fn build(
         }
         streams.push(s);
     }
-    let mut events: Vec<Vec<EventDecl>> = streams.iter().map(|_| Vec::new()).collect();
-    // (stream index, event id) of the events so far (a kernel trace has
-    // thousands of event classes).
-    let mut ids: FxHashSet<(usize, u64)> = FxHashSet::default();
-    for b in blocks.iter().filter(|b| b.kind == BlockKind::Event) {
+    // The events in text order with their stream's index, then per stream
+    // (each list sized once: a kernel trace has thousands of event
+    // classes); the number of events of each stream so far.
+    let event_blocks = blocks.iter().filter(|b| b.kind == BlockKind::Event);
+    let mut decls: Vec<(usize, EventDecl)> = Vec::with_capacity(event_blocks.clone().count());
+    let mut counts: Vec<usize> = vec![0; streams.len()];
+    // (stream index, event id) of the events so far.
+    let mut ids: FxHashSet<(usize, u64)> =
+        FxHashSet::with_capacity_and_hasher(decls.capacity(), Default::default());
+    for b in event_blocks {
         let e = event_decl(b)?;
         let si = match e.stream_id {
             Some((sid, l, c)) => {
@@ -879,15 +884,14 @@ pub(crate) fn build(
                         line: b.line,
                         col: b.col,
                     });
-                    events.push(Vec::new());
+                    counts.push(0);
                 }
                 0
             }
         };
-        let list = &mut events[si];
         let id = match e.id {
             Some(id) => id,
-            None if list.is_empty() => 0,
+            None if counts[si] == 0 => 0,
             None => {
                 return Err(err(
                     b.line,
@@ -906,7 +910,8 @@ pub(crate) fn build(
                 format!("event id {id} is used twice in stream {}", streams[si].id),
             ));
         }
-        list.push(EventDecl { id: Some(id), ..e });
+        counts[si] += 1;
+        decls.push((si, EventDecl { id: Some(id), ..e }));
     }
     if streams.is_empty() {
         streams.push(StreamDecl {
@@ -917,7 +922,11 @@ pub(crate) fn build(
             line: eof.0,
             col: eof.1,
         });
-        events.push(Vec::new());
+        counts.push(0);
+    }
+    let mut events: Vec<Vec<EventDecl>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for (si, e) in decls {
+        events[si].push(e);
     }
 
     // Instantiate every dynamic scope.
