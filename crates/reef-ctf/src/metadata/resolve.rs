@@ -482,7 +482,9 @@ struct DynFrame<'a> {
 struct Inst<'a, 's> {
     scope: Scope,
     roots: &'a ScopeTys,
-    anchors: Vec<(u32, Vec<u32>)>,
+    /// The structures being instantiated: their anchor and the length of
+    /// `path` at them (their path is that prefix of `path`).
+    anchors: Vec<(u32, usize)>,
     frames: Vec<DynFrame<'a>>,
     path: Vec<u32>,
     shared: &'s mut Shared,
@@ -535,7 +537,7 @@ impl<'a> Inst<'a, '_> {
     fn field_ref(&mut self, r: &PathRef) -> R<(FieldRef, Option<Ty>)> {
         match &r.kind {
             RefKind::Lexical { anchor, path } => {
-                let (_, prefix) = self
+                let &(_, depth) = self
                     .anchors
                     .iter()
                     .rev()
@@ -550,7 +552,8 @@ impl<'a> Inst<'a, '_> {
                             ),
                         )
                     })?;
-                let mut full = prefix.clone();
+                let mut full = Vec::with_capacity(depth + path.len());
+                full.extend_from_slice(&self.path[..depth]);
                 full.extend_from_slice(path);
                 Ok((
                     FieldRef {
@@ -664,7 +667,7 @@ impl<'a> Inst<'a, '_> {
             Ty::Enum(e) => FieldClass::Enum((**e).clone()),
             Ty::Str(s) => FieldClass::String(s.clone()),
             Ty::Struct(s) => {
-                self.anchors.push((s.anchor, self.path.clone()));
+                self.anchors.push((s.anchor, self.path.len()));
                 self.frames.push(DynFrame {
                     members: &s.members,
                     is_variant: false,
