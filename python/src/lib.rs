@@ -113,6 +113,8 @@ pub(crate) fn read_options(
         // A live session (`net://...`) is read until it ends (waiting for
         // it would never return).
         live_action: reef_read::lttng_live::SessionNotFound::End,
+        // A Python session may open many readings: each frees its traces.
+        keep_traces: false,
     })
 }
 

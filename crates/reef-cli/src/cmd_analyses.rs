@@ -452,6 +452,7 @@ fn analyse<A: Analysis>(
 ) -> anyhow::Result<(Vec<Table>, Option<reef_read::Error>)> {
     let mut opts = a.read.options();
     opts.gmt = a.gmt;
+    opts.keep_traces = true;
     if a.test_compatibility {
         anyhow::ensure!(
             reef_analyses::is_kernel_trace(&Source::open(&opts)?),

@@ -15,7 +15,10 @@ pub struct CheckArgs {
 }
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let opts = a.read.options();
+    let opts = reef_read::ReadOptions {
+        keep_traces: true,
+        ..a.read.options()
+    };
     let mut src = Source::open(&opts)?;
     let _progress = Progress::start(&mut src, false);
     let (shapes, stopped) = reef_engines::shape::check(src, opts.worker_count());

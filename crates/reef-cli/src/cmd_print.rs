@@ -72,6 +72,7 @@ pub fn run(a: &PrintArgs) -> anyhow::Result<ExitCode> {
     let opts = options(a)?;
     let mut read = a.read.options();
     read.gmt = a.clock_gmt;
+    read.keep_traces = true;
     let warn_color = crate::output::term_color_support();
     let mut pretty = Pretty::new(opts.clone());
     let stdout = std::io::stdout();

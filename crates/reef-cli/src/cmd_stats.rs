@@ -24,7 +24,10 @@ pub struct StatsArgs {
 }
 
 pub fn run(a: &StatsArgs) -> anyhow::Result<ExitCode> {
-    let (st, failure) = stats::collect(&mut Source::open(&a.read.options())?);
+    let (st, failure) = stats::collect(&mut Source::open(&reef_read::ReadOptions {
+        keep_traces: true,
+        ..a.read.options()
+    })?);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if a.json {

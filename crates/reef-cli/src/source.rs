@@ -93,7 +93,8 @@ pub fn parse_filter(s: &str) -> Result<String, String> {
 }
 
 impl ReadOpts {
-    /// The library's options (wall-clock times in local time).
+    /// The library's options (wall-clock times in local time); a command
+    /// that reads its traces once and exits sets `keep_traces`.
     pub fn options(&self) -> ReadOptions {
         ReadOptions {
             paths: self.paths.clone(),
@@ -104,6 +105,7 @@ impl ReadOpts {
             filter: self.filter.clone(),
             script: self.script.clone(),
             live_action: self.session_not_found_action.parse().unwrap_or_default(),
+            keep_traces: false,
         }
     }
 }

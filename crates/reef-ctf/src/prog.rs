@@ -167,6 +167,8 @@ impl Prog {
     /// Compiles the tree of `plan` (empty when it has no root).
     pub fn compile(plan: &Plan) -> Prog {
         let mut p = Prog::default();
+        // (about an op per node)
+        p.ops.reserve(plan.nodes.len());
         if let Some(r) = plan.root {
             p.emit(plan, r);
         }

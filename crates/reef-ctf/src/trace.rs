@@ -93,7 +93,9 @@ impl TraceClass {
             collect_refs(fc, &mut ph_refs);
         }
         let packet_header = compile(Scope::PacketHeader, &ph_roots, &ph_refs).map_err(|e| e.0)?;
-        let mut streams = Vec::new();
+        // (sized once: an LTTng kernel trace has over a thousand event
+        // classes, whose plans a growing vector would copy again and again)
+        let mut streams = Vec::with_capacity(meta.streams.len());
         for (si, sc) in meta.streams.iter().enumerate() {
             let mut refs = ph_refs.clone();
             for fc in [&sc.packet_context, &sc.event_header, &sc.event_context]
@@ -123,8 +125,8 @@ impl TraceClass {
                 c(Scope::EventHeader)?,
                 c(Scope::EventCommonContext)?,
             );
-            let mut events = Vec::new();
-            let mut event_index = HashMap::new();
+            let mut events = Vec::with_capacity(sc.events.len());
+            let mut event_index = HashMap::with_capacity(sc.events.len());
             for (ei, ec) in sc.events.iter().enumerate() {
                 let roots = ScopeRoots {
                     event_specific_context: ec.context.as_ref(),

@@ -251,6 +251,31 @@ fn invalid_char(c: char, line: u32, col: u32) -> MetadataError {
     err(line, col, format!("invalid {shown}"))
 }
 
+/// Whether each byte may follow the first of an identifier, as a table
+/// (one load per byte tested).
+const IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    t
+};
+
+/// Whether each byte may be in a [`TokenStream::plain_block`].
+const PLAIN: [bool; 256] = {
+    let mut t = IDENT;
+    let mut i = 0;
+    let more = *b" \t\r\n=;.";
+    while i < more.len() {
+        t[more[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// Whether `b` starts a character (is not a UTF-8 continuation byte).
 fn starts_char(b: u8) -> bool {
     (b as i8) >= -0x40
@@ -365,9 +390,11 @@ impl<'a> Lexer<'a> {
             let start = self.pos;
             let n = self.b[start..]
                 .iter()
-                .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                .position(|&c| !IDENT[c as usize])
                 .unwrap_or(self.b.len() - start);
-            self.skip_inline(n);
+            // (ASCII: as many characters as bytes)
+            self.pos += n;
+            self.col = self.col.saturating_add(n as u32);
             let s = &self.src[start..start + n];
             return Ok(mk(match keyword(s) {
                 Some(k) => Tok::Kw(k),
@@ -676,10 +703,7 @@ impl<'a> TokenStream<'a> {
         let start = self.lx.pos;
         let len = memchr::memchr(b'}', &self.lx.b[start..])?;
         let text = &self.lx.b[start..start + len];
-        let plain = text.iter().all(|&c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, b'_' | b' ' | b'\t' | b'\r' | b'\n' | b'=' | b';' | b'.')
-        });
+        let plain = text.iter().all(|&c| PLAIN[c as usize]);
         plain.then(|| (&self.lx.src[start..start + len], start))
     }
 

@@ -111,14 +111,26 @@ struct Specs<'a> {
     /// and its position.
     last_kw: Option<(Kw, u32, u32)>,
     has_ident_word: bool,
-    compounds: Vec<Ty>,
+    /// The first compound type (`integer {...}`, `struct ...`), and
+    /// whether there are more (an error; kept out of a vector: nearly
+    /// every field declaration has one).
+    compound: Option<Ty>,
+    more_compounds: bool,
     line: u32,
     col: u32,
 }
 
 impl Specs<'_> {
+    fn add_compound(&mut self, t: Ty) {
+        if self.compound.is_some() {
+            self.more_compounds = true;
+        } else {
+            self.compound = Some(t);
+        }
+    }
+
     fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.compounds.is_empty()
+        self.words.is_empty() && self.compound.is_none()
     }
 }
 
@@ -479,7 +491,7 @@ impl<'a> Parser<'a> {
         }
         loop {
             if let (Some((k, l, c)), Tok::Punct(P::Semi | P::Comma)) = (specs.last_kw, self.tok()) {
-                if specs.words.len() > 1 || !specs.compounds.is_empty() {
+                if specs.words.len() > 1 || specs.compound.is_some() {
                     return Err(self.err_at(
                         l,
                         c,
@@ -549,7 +561,8 @@ impl<'a> Parser<'a> {
             words: Vec::new(),
             last_kw: None,
             has_ident_word: false,
-            compounds: Vec::new(),
+            compound: None,
+            more_compounds: false,
             line,
             col,
         };
@@ -565,31 +578,31 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Kw(Kw::Integer) => {
                     let t = self.integer_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Kw(Kw::FloatingPoint) => {
                     let t = self.float_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Kw(Kw::String) => {
                     let t = self.string_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Kw(Kw::Struct) => {
                     let t = self.struct_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Kw(Kw::Variant) => {
                     let t = self.variant_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Kw(Kw::Enum) => {
                     let t = self.enum_type()?;
-                    specs.compounds.push(t);
+                    specs.add_compound(t);
                 }
                 Tok::Ident(name) => {
                     let take = !specs.has_ident_word
-                        && specs.compounds.is_empty()
+                        && specs.compound.is_none()
                         && self.lookup_alias(name).is_some()
                         && (specs.words.is_empty() || !is_decl_end(self.toks.ahead()));
                     if !take {
@@ -609,10 +622,10 @@ impl<'a> Parser<'a> {
     /// The type denoted by `specs` (with `pointers` stars from the
     /// declarator).
     fn specs_type(&self, specs: &Specs, pointers: u32) -> R<Ty> {
-        if specs.compounds.len() > 1 {
+        if specs.more_compounds {
             return Err(self.err_at(specs.line, specs.col, "more than one type in declaration"));
         }
-        if let Some(t) = specs.compounds.first() {
+        if let Some(t) = &specs.compound {
             if !specs.words.is_empty() {
                 return Err(self.err_at(
                     specs.line,

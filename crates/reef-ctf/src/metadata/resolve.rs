@@ -482,7 +482,9 @@ struct DynFrame<'a> {
 struct Inst<'a, 's> {
     scope: Scope,
     roots: &'a ScopeTys,
-    anchors: Vec<(u32, Vec<u32>)>,
+    /// The structures being instantiated: their anchor and the length of
+    /// `path` at them (their path is that prefix of `path`).
+    anchors: Vec<(u32, usize)>,
     frames: Vec<DynFrame<'a>>,
     path: Vec<u32>,
     shared: &'s mut Shared,
@@ -535,7 +537,7 @@ impl<'a> Inst<'a, '_> {
     fn field_ref(&mut self, r: &PathRef) -> R<(FieldRef, Option<Ty>)> {
         match &r.kind {
             RefKind::Lexical { anchor, path } => {
-                let (_, prefix) = self
+                let &(_, depth) = self
                     .anchors
                     .iter()
                     .rev()
@@ -550,7 +552,8 @@ impl<'a> Inst<'a, '_> {
                             ),
                         )
                     })?;
-                let mut full = prefix.clone();
+                let mut full = Vec::with_capacity(depth + path.len());
+                full.extend_from_slice(&self.path[..depth]);
                 full.extend_from_slice(path);
                 Ok((
                     FieldRef {
@@ -664,7 +667,7 @@ impl<'a> Inst<'a, '_> {
             Ty::Enum(e) => FieldClass::Enum((**e).clone()),
             Ty::Str(s) => FieldClass::String(s.clone()),
             Ty::Struct(s) => {
-                self.anchors.push((s.anchor, self.path.clone()));
+                self.anchors.push((s.anchor, self.path.len()));
                 self.frames.push(DynFrame {
                     members: &s.members,
                     is_variant: false,
@@ -830,11 +833,16 @@ pub(crate) fn build(
         }
         streams.push(s);
     }
-    let mut events: Vec<Vec<EventDecl>> = streams.iter().map(|_| Vec::new()).collect();
-    // (stream index, event id) of the events so far (a kernel trace has
-    // thousands of event classes).
-    let mut ids: FxHashSet<(usize, u64)> = FxHashSet::default();
-    for b in blocks.iter().filter(|b| b.kind == BlockKind::Event) {
+    // The events in text order with their stream's index, then per stream
+    // (each list sized once: a kernel trace has thousands of event
+    // classes); the number of events of each stream so far.
+    let event_blocks = blocks.iter().filter(|b| b.kind == BlockKind::Event);
+    let mut decls: Vec<(usize, EventDecl)> = Vec::with_capacity(event_blocks.clone().count());
+    let mut counts: Vec<usize> = vec![0; streams.len()];
+    // (stream index, event id) of the events so far.
+    let mut ids: FxHashSet<(usize, u64)> =
+        FxHashSet::with_capacity_and_hasher(decls.capacity(), Default::default());
+    for b in event_blocks {
         let e = event_decl(b)?;
         let si = match e.stream_id {
             Some((sid, l, c)) => {
@@ -879,15 +887,14 @@ pub(crate) fn build(
                         line: b.line,
                         col: b.col,
                     });
-                    events.push(Vec::new());
+                    counts.push(0);
                 }
                 0
             }
         };
-        let list = &mut events[si];
         let id = match e.id {
             Some(id) => id,
-            None if list.is_empty() => 0,
+            None if counts[si] == 0 => 0,
             None => {
                 return Err(err(
                     b.line,
@@ -906,7 +913,8 @@ pub(crate) fn build(
                 format!("event id {id} is used twice in stream {}", streams[si].id),
             ));
         }
-        list.push(EventDecl { id: Some(id), ..e });
+        counts[si] += 1;
+        decls.push((si, EventDecl { id: Some(id), ..e }));
     }
     if streams.is_empty() {
         streams.push(StreamDecl {
@@ -917,7 +925,11 @@ pub(crate) fn build(
             line: eof.0,
             col: eof.1,
         });
-        events.push(Vec::new());
+        counts.push(0);
+    }
+    let mut events: Vec<Vec<EventDecl>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    for (si, e) in decls {
+        events[si].push(e);
     }
 
     // Instantiate every dynamic scope.
