@@ -331,9 +331,53 @@ impl Cell {
     }
 }
 
+/// As [`Cell::to_value`] serializes (its members in serde_json's order,
+/// sorted by name), without building it.
 impl serde::Serialize for Cell {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
+        use serde::ser::SerializeMap;
+        let class = match self {
+            Cell::Null => return s.serialize_unit(),
+            Cell::Int(c, _) | Cell::Float(c, _) | Cell::Text(c, ..) | Cell::Id(c, ..) => *c,
+            Cell::Unknown => "unknown",
+            Cell::Bool(_) => "bool",
+            Cell::TimeRange(..) => "time-range",
+            Cell::Process(..) => "process",
+            Cell::Irq(..) => "irq",
+        };
+        let mut m = s.serialize_map(None)?;
+        if let Cell::TimeRange(b, _) = self {
+            m.serialize_entry("begin", &Cell::Int("timestamp", *b))?;
+        }
+        m.serialize_entry("class", class)?;
+        match self {
+            Cell::Null | Cell::Unknown => {}
+            Cell::Int(_, v) => m.serialize_entry("value", v)?,
+            Cell::Float(_, x) => m.serialize_entry("value", x)?,
+            Cell::Text(_, key, t) => m.serialize_entry(key, t)?,
+            Cell::Id(_, key, v) => m.serialize_entry(key, v)?,
+            Cell::Bool(v) => m.serialize_entry("value", v)?,
+            Cell::TimeRange(_, e) => m.serialize_entry("end", &Cell::Int("timestamp", *e))?,
+            Cell::Process(name, pid, tid) => {
+                if let Some(n) = name {
+                    m.serialize_entry("name", n)?;
+                }
+                if let Some(p) = pid {
+                    m.serialize_entry("pid", p)?;
+                }
+                if let Some(t) = tid {
+                    m.serialize_entry("tid", t)?;
+                }
+            }
+            Cell::Irq(hard, nr, name) => {
+                m.serialize_entry("hard", hard)?;
+                if let Some(n) = name {
+                    m.serialize_entry("name", n)?;
+                }
+                m.serialize_entry("nr", nr)?;
+            }
+        }
+        m.end()
     }
 }
 
@@ -420,72 +464,66 @@ pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Cell {
     Cell::Irq(hard, nr, name.map(Into::into))
 }
 
-/// ns from the Epoch as seconds: `1412670961.212721139`.
-fn seconds(ns: i64) -> String {
-    format!(
-        "{}{}.{:09}",
-        if ns < 0 { "-" } else { "" },
-        (ns / 1_000_000_000).unsigned_abs(),
-        (ns % 1_000_000_000).unsigned_abs()
-    )
-}
-
 /// A cell as text: durations in microseconds, ratios in percent, times in
 /// seconds from the Epoch, an empty cell as `-`.
 pub fn cell_text(c: &Cell) -> String {
-    value_text(&c.to_value())
+    let mut s = String::new();
+    push_cell_text(c, &mut s);
+    s
 }
 
-/// [`cell_text`] of a cell's JSON object.
-pub fn value_text(c: &Value) -> String {
-    if c.is_null() {
-        return "-".into();
-    }
-    let class = c["class"].as_str().unwrap_or("");
-    let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
-    match class {
-        "duration" => format!("{:.3}", num(&c["value"]) / 1000.0),
-        "ratio" => format!("{:.2}", num(&c["value"]) * 100.0),
-        "timestamp" => match c["value"].as_i64() {
-            Some(ns) => seconds(ns),
-            None => "?".into(),
+/// [`cell_text`], appended to `out`.
+pub fn push_cell_text(c: &Cell, out: &mut String) {
+    use std::fmt::Write;
+    // (as JSON holds them: a number that is not finite is null, read as NaN)
+    let finite = |x: f64| if x.is_finite() { x } else { f64::NAN };
+    let _ = match c {
+        Cell::Null => write!(out, "-"),
+        Cell::Int("duration", v) => write!(out, "{:.3}", *v as f64 / 1000.0),
+        Cell::Int("timestamp", v) => write!(out, "{}", Seconds(*v)),
+        Cell::Int("number" | "size", v) => write!(out, "{v}"),
+        Cell::Float("duration", x) => write!(out, "{:.3}", finite(*x) / 1000.0),
+        Cell::Float("ratio", x) => write!(out, "{:.2}", finite(*x) * 100.0),
+        Cell::Float("number" | "size", x) => match serde_json::Number::from_f64(*x) {
+            Some(n) => write!(out, "{n}"),
+            None => write!(out, "?"),
         },
-        "time-range" => match (c["begin"]["value"].as_i64(), c["end"]["value"].as_i64()) {
-            (Some(b), Some(e)) => format!("[{}, {}]", seconds(b), seconds(e)),
-            _ => "?".into(),
-        },
-        "number" | "size" => match &c["value"] {
-            Value::Null => "?".into(),
-            v => v.to_string(),
-        },
-        "string" => c["value"].as_str().unwrap_or("").to_string(),
-        "syscall" | "disk" | "part" | "netif" => c["name"].as_str().unwrap_or("").to_string(),
-        "cpu" => c["id"].to_string(),
-        "path" => c["path"].as_str().unwrap_or("").to_string(),
-        "fd" => c["fd"].to_string(),
-        "bool" => match c["value"].as_bool() {
-            Some(true) => "yes".into(),
-            Some(false) => "no".into(),
-            None => "-".into(),
-        },
-        "process" => {
-            let name = c["name"].as_str().unwrap_or("");
-            match (c.get("pid"), c.get("tid")) {
-                (Some(p), Some(t)) => format!("{name} ({p}/{t})"),
-                (None, Some(t)) => format!("{name} ({t})"),
-                (Some(p), None) => format!("{name} ({p})"),
-                (None, None) => name.to_string(),
+        Cell::Text(_, _, t) => write!(out, "{t}"),
+        Cell::Id("cpu" | "fd", _, v) => write!(out, "{v}"),
+        Cell::Unknown => write!(out, "?"),
+        Cell::Bool(Some(true)) => write!(out, "yes"),
+        Cell::Bool(Some(false)) => write!(out, "no"),
+        Cell::Bool(None) => write!(out, "-"),
+        Cell::TimeRange(b, e) => write!(out, "[{}, {}]", Seconds(*b), Seconds(*e)),
+        Cell::Process(name, pid, tid) => {
+            let name = name.as_deref().unwrap_or("");
+            match (pid, tid) {
+                (Some(p), Some(t)) => write!(out, "{name} ({p}/{t})"),
+                (None, Some(t)) => write!(out, "{name} ({t})"),
+                (Some(p), None) => write!(out, "{name} ({p})"),
+                (None, None) => write!(out, "{name}"),
             }
         }
-        "irq" => {
-            let nr = &c["nr"];
-            match c["name"].as_str() {
-                Some(n) => format!("{nr} <{n}>"),
-                None => nr.to_string(),
-            }
-        }
-        "unknown" => "?".into(),
-        _ => c.to_string(),
+        Cell::Irq(_, nr, Some(n)) => write!(out, "{nr} <{n}>"),
+        Cell::Irq(_, nr, None) => write!(out, "{nr}"),
+        // (classes no constructor makes: their JSON)
+        _ => write!(out, "{}", c.to_value()),
+    };
+}
+
+/// ns from the Epoch as seconds: `1412670961.212721139`.
+struct Seconds(i64);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let ns = self.0;
+        write!(
+            f,
+            "{}{}.{:09}",
+            if ns < 0 { "-" } else { "" },
+            (ns / 1_000_000_000).unsigned_abs(),
+            (ns % 1_000_000_000).unsigned_abs()
+        )
     }
 }
 
@@ -524,30 +562,53 @@ pub fn table_text(t: &Table, out: &mut String) {
     if let Some(s) = &t.series {
         heads[2..].clone_from_slice(&s.names);
     }
-    let mut cells: Vec<Vec<String>> = vec![heads];
-    for r in &t.rows {
-        cells.push(r.iter().map(cell_text).collect());
+    // Every cell's text in one buffer (a log has millions), found by
+    // where each ends; the header's first.
+    let n = cols.len();
+    let mut text = String::new();
+    let mut ends: Vec<usize> = Vec::with_capacity((t.rows.len() + 1) * n);
+    let mut width = vec![0usize; n];
+    let mut put = |i: usize, text: &mut String, start: usize| {
+        width[i] = width[i].max(text[start..].chars().count());
+        ends.push(text.len());
+    };
+    for (i, h) in heads.iter().enumerate().take(n) {
+        let start = text.len();
+        text.push_str(h);
+        put(i, &mut text, start);
     }
-    let mut width = vec![0usize; cols.len()];
-    for row in &cells {
-        for (i, c) in row.iter().enumerate().take(cols.len()) {
-            width[i] = width[i].max(c.chars().count());
+    for r in &t.rows {
+        for i in 0..n {
+            let start = text.len();
+            if let Some(c) = r.get(i) {
+                push_cell_text(c, &mut text);
+            }
+            put(i, &mut text, start);
         }
     }
-    for row in &cells {
-        let mut line = String::new();
-        for (i, c) in row.iter().enumerate().take(cols.len()) {
-            let pad = width[i] - c.chars().count();
-            let left = matches!(
-                cols[i].class,
+    let left: Vec<bool> = cols
+        .iter()
+        .map(|c| {
+            matches!(
+                c.class,
                 "process" | "string" | "syscall" | "irq" | "path" | "disk" | "netif"
-            );
+            )
+        })
+        .collect();
+    let mut line = String::new();
+    let mut start = 0;
+    for row in ends.chunks(n) {
+        line.clear();
+        for (i, &end) in row.iter().enumerate() {
+            let c = &text[start..end];
+            start = end;
+            let pad = width[i] - c.chars().count();
             if i > 0 {
                 line.push_str("  ");
             }
-            if left {
+            if left[i] {
                 line.push_str(c);
-                if i + 1 < cols.len() {
+                if i + 1 < n {
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             } else {
