@@ -189,6 +189,61 @@ pub struct IoArgs<'a> {
     pub family: Option<i64>,
     /// This is `syscall_entry_connect`.
     pub connect: bool,
+    /// Which I/O call this is (found once per event class).
+    pub call: IoCall,
+}
+
+/// The I/O system calls lttng-analyses 0.6.1 tells apart ([`IO_SYSCALLS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoCall {
+    /// `open`, `openat`.
+    Open,
+    Socket,
+    Dup,
+    Dup2,
+    Dup3,
+    Fcntl,
+    Close,
+    /// One of its read calls (`read`, `recvmsg`, `readv`, ...).
+    Read,
+    /// One of its write calls (`write`, `sendmsg`, `writev`, ...).
+    Write,
+    /// `sync` (on no descriptor).
+    Sync,
+    /// `fsync`, `fdatasync`, `sync_file_range`.
+    SyncFd,
+    /// `splice`, `sendfile64`: I/O calls for which it builds no request.
+    Unrequested,
+    /// Not one of them (`connect`, for one).
+    #[default]
+    Other,
+}
+
+impl IoCall {
+    /// The kind of the system call `name`.
+    pub fn of(name: &str) -> IoCall {
+        const READ: &[&str] = &[
+            "read", "recvmsg", "recvfrom", "readv", "pread", "pread64", "preadv",
+        ];
+        const WRITE: &[&str] = &[
+            "write", "sendmsg", "sendto", "writev", "pwrite", "pwrite64", "pwritev",
+        ];
+        match name {
+            "open" | "openat" => IoCall::Open,
+            "socket" => IoCall::Socket,
+            "dup" => IoCall::Dup,
+            "dup2" => IoCall::Dup2,
+            "dup3" => IoCall::Dup3,
+            "fcntl" => IoCall::Fcntl,
+            "close" => IoCall::Close,
+            "sync" => IoCall::Sync,
+            "fsync" | "fdatasync" | "sync_file_range" => IoCall::SyncFd,
+            "splice" | "sendfile64" => IoCall::Unrequested,
+            n if READ.contains(&n) => IoCall::Read,
+            n if WRITE.contains(&n) => IoCall::Write,
+            _ => IoCall::Other,
+        }
+    }
 }
 
 /// The system calls lttng-analyses 0.6.1 treats as I/O (its names).
@@ -284,6 +339,8 @@ struct Call {
     connect: bool,
     /// An `open` or `openat` (its `filename` is read).
     opens: bool,
+    /// Which I/O call.
+    kind: IoCall,
 }
 
 impl Call {
@@ -296,6 +353,7 @@ impl Call {
             pid: IO_SYSCALLS.contains(&call),
             connect,
             opens: name.ends_with("open") || name.ends_with("openat"),
+            kind: IoCall::of(call),
         })
     }
 }
@@ -1013,5 +1071,6 @@ fn io_args<'c>(s: &mut impl Src<'c>, c: Call) -> IoArgs<'c> {
         cmd: s.int(IO_CMD),
         family: s.int(IO_FAMILY),
         connect,
+        call: c.kind,
     }
 }

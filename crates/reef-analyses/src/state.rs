@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::event::{Event, IoArgs, Kind, Text, IO_SYSCALLS};
+use crate::event::{Event, IoArgs, IoCall, Kind, Text};
 
 /// A thread as the model knows it.
 #[derive(Debug, Clone, Default)]
@@ -236,13 +236,6 @@ pub struct IoRq {
 const O_CLOEXEC: i64 = 0o2000000;
 /// `AF_INET`.
 const AF_INET: i64 = 2;
-
-const READ_SYSCALLS: &[&str] = &[
-    "read", "recvmsg", "recvfrom", "readv", "pread", "pread64", "preadv",
-];
-const WRITE_SYSCALLS: &[&str] = &[
-    "write", "sendmsg", "sendto", "writev", "pwrite", "pwrite64", "pwritev",
-];
 
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
@@ -447,7 +440,7 @@ impl State {
         let Some(call) = &self.tids[&tid].syscall else {
             return;
         };
-        if !WRITE_SYSCALLS.contains(&&*call.name) {
+        if IoCall::of(&call.name) != IoCall::Write {
             return;
         }
         let fd = call.io.as_ref().and_then(|rq| rq.fd);
@@ -491,7 +484,6 @@ impl State {
         ts: i64,
         l: &mut impl Listener,
     ) {
-        let name: &str = call_name;
         if a.connect {
             // The address of an AF_INET connect names the descriptor.
             if a.family == Some(AF_INET) {
@@ -509,9 +501,6 @@ impl State {
             }
             return;
         }
-        if !IO_SYSCALLS.contains(&name) {
-            return;
-        }
         let rq = |op, fd| IoRq {
             op,
             name: Arc::clone(call_name),
@@ -527,51 +516,51 @@ impl State {
             ..rq(IoOp::Open, None)
         };
         let cloexec = |f: Option<i64>| f.is_some_and(|f| f & O_CLOEXEC != 0);
-        let io = match name {
-            "open" | "openat" => Some(open(Fd {
+        let io = match a.call {
+            IoCall::Other => return,
+            IoCall::Open => Some(open(Fd {
                 filename: Arc::from(a.filename.as_deref().unwrap_or("unknown")),
                 kind: FdType::Disk,
                 cloexec: cloexec(a.flags),
             })),
-            "socket" => Some(open(Fd {
+            IoCall::Socket => Some(open(Fd {
                 filename: "socket".into(),
                 kind: FdType::Net,
                 cloexec: false,
             })),
-            "dup" | "dup2" | "dup3" | "fcntl" => {
+            IoCall::Dup | IoCall::Dup2 | IoCall::Dup3 | IoCall::Fcntl => {
                 let parent = self.parent_of(tid);
-                if matches!(name, "dup2" | "dup3") {
+                if matches!(a.call, IoCall::Dup2 | IoCall::Dup3) {
                     if let Some(newfd) = a.newfd {
                         if self.tids[&parent].fds.contains_key(&newfd) {
                             self.close_fd(parent, newfd, l);
                         }
                     }
                 }
-                if name == "fcntl" && a.cmd != Some(0) {
+                if a.call == IoCall::Fcntl && a.cmd != Some(0) {
                     None // only F_DUPFD opens a descriptor
                 } else {
-                    let old = match name {
-                        "dup" => a.fildes,
-                        "fcntl" => a.fd,
+                    let old = match a.call {
+                        IoCall::Dup => a.fildes,
+                        IoCall::Fcntl => a.fd,
                         _ => a.oldfd,
                     };
                     let mut f = old
                         .and_then(|o| self.tids[&parent].fds.get(&o))
                         .cloned()
                         .unwrap_or_else(Fd::unknown);
-                    f.cloexec = name == "dup3" && cloexec(a.flags);
+                    f.cloexec = a.call == IoCall::Dup3 && cloexec(a.flags);
                     Some(open(f))
                 }
             }
-            "close" => Some(rq(IoOp::Close, a.fd)),
+            IoCall::Close => Some(rq(IoOp::Close, a.fd)),
             // lttng-analyses lists them as I/O calls but builds no request
             // for them (they are in neither its read nor its write list).
-            "splice" | "sendfile64" => None,
-            n if READ_SYSCALLS.contains(&n) => Some(rq(IoOp::Read, a.fd)),
-            n if WRITE_SYSCALLS.contains(&n) => Some(rq(IoOp::Write, a.fd)),
-            "sync" => Some(rq(IoOp::Sync, None)),
-            "fsync" | "fdatasync" | "sync_file_range" => Some(rq(IoOp::Sync, a.fd)),
-            _ => None,
+            IoCall::Unrequested => None,
+            IoCall::Read => Some(rq(IoOp::Read, a.fd)),
+            IoCall::Write => Some(rq(IoOp::Write, a.fd)),
+            IoCall::Sync => Some(rq(IoOp::Sync, None)),
+            IoCall::SyncFd => Some(rq(IoOp::Sync, a.fd)),
         };
         if let Some(call) = &mut self.proc(tid).syscall {
             call.io = io;
