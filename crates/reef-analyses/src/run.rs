@@ -38,10 +38,9 @@ pub fn is_kernel_trace(src: &Source) -> bool {
 /// the trace; `read.begin` only starts the analysed period (its first
 /// event at or after that time), `read.end` ends it. With `intersection`,
 /// only the time range every stream covers is seen at all. Without a
-/// filter, the streams are read as [`skim`] says: decoded on a second
-/// thread while the calling one merges them and runs the model when
-/// [`skim::pipelined`] says so (`read.workers` 1: never; more: always;
-/// unset: for large traces), else all on the calling thread; with one,
+/// filter, the streams are read as [`skim`] says: on the calling thread,
+/// or with `read.workers` 2 or more decoded on a second thread while the
+/// calling one merges them and runs the model ([`skim::pipelined`]); with one,
 /// by a [`Source`] (`read.workers` defaulting
 /// to 1).
 pub fn analyse<A: Analysis>(
@@ -94,7 +93,7 @@ pub fn analyse<A: Analysis>(
     };
     let stopped = if opts.filter.is_none() && opts.script.is_none() && skim::can_read(src.cursors())
     {
-        let piped = skim::pipelined(src.cursors(), read.workers);
+        let piped = skim::pipelined(read.workers);
         skim::for_each_event(src.into_streams()?, interest, piped, |ev| {
             Ok::<_, AnalyseError>(match feed(ev)? {
                 Some(range) => skim::Next::Go(range),
