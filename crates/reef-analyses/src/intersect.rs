@@ -3,8 +3,9 @@
 //! the latest first-packet beginning to the earliest last-packet end, so
 //! that no CPU's state is guessed while another's stream has no data yet.
 //!
-//! Only packet headers and contexts are read, one per packet. A stream
-//! whose file is cut inside a packet ends at its last complete event.
+//! Only packet headers and contexts are read, one per packet (their pages
+//! released behind, as the streams' readers do). A stream whose file is
+//! cut inside a packet ends at its last complete event.
 
 use std::sync::Arc;
 
@@ -40,6 +41,10 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
                     .get()
                     .and_then(|c| Some((c.packet, f.packets.get()?.last()?.1)));
                 let mut off = 0u64;
+                // (the headers' pages are released as the trace's opening
+                // scan does, in batches: the analysis maps them again when
+                // it gets there, and memory stays bounded by the streams)
+                let mut released = 0u64;
                 while off < len {
                     // A malformed packet ends the scan of this stream: the
                     // analysis reports the error when it gets there, after
@@ -70,7 +75,12 @@ pub fn stream_intersection(traces: &[Arc<Trace>]) -> Option<(i64, i64)> {
                         break;
                     }
                     off += step;
+                    if (off - released) as usize >= reef_ctf::stream::RELEASE_CHUNK {
+                        f.release(released as usize, off as usize);
+                        released = off;
+                    }
                 }
+                f.release_all(released as usize, off.min(len) as usize);
             }
             let (Some(b), Some(e)) = (
                 first.and_then(|c| clock.ns_from_origin(c)),

@@ -82,6 +82,42 @@ pub static FREQ_METADATA: Metadata = Metadata {
     tables: std::slice::from_ref(&FREQ),
 };
 
+/// A latency of a limited top: ordered so that the heap's greatest is the
+/// one to drop first — the shortest, and among equal ones the latest
+/// (a stable sort by decreasing latency keeps equal ones in log order).
+#[derive(Debug)]
+struct Kept {
+    lat: i64,
+    seq: u64,
+    l: SchedLatency,
+}
+
+impl Kept {
+    fn key(&self) -> (std::cmp::Reverse<i64>, u64) {
+        (std::cmp::Reverse(self.lat), self.seq)
+    }
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, o: &Kept) -> bool {
+        self.key() == o.key()
+    }
+}
+
+impl Eq for Kept {}
+
+impl PartialOrd for Kept {
+    fn partial_cmp(&self, o: &Kept) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Kept {
+    fn cmp(&self, o: &Kept) -> std::cmp::Ordering {
+        self.key().cmp(&o.key())
+    }
+}
+
 /// Which table [`Schedlog`] makes.
 #[derive(Debug, Clone, Copy, Default)]
 enum Output {
@@ -93,7 +129,16 @@ enum Output {
 
 #[derive(Debug, Default)]
 pub struct Schedlog {
+    /// The log (every latency, as `lttng-schedlog` lists them; the top
+    /// when it is unlimited).
     pub log: Vec<SchedLatency>,
+    /// The distributions' latencies: (wakee's tid, priority, latency).
+    lats: Vec<(i64, Option<i64>, i64)>,
+    /// The top of a limited `lttng-schedtop`: the longest latencies so
+    /// far (at most the limit), the shortest of them on top.
+    top: std::collections::BinaryHeap<Kept>,
+    /// Latencies seen so far (their order among equal latencies).
+    seen: u64,
     output: Output,
     /// How the distributions are drawn.
     opts: crate::stats::FreqOpts,
@@ -148,8 +193,7 @@ impl Schedlog {
         end: i64,
     ) -> Vec<Table> {
         use std::collections::BTreeMap;
-        let lat = |l: &SchedLatency| l.switch - l.wakeup;
-        let all: Vec<i64> = self.log.iter().map(lat).collect();
+        let all: Vec<i64> = self.lats.iter().map(|l| l.2).collect();
         // (every group holds all the latencies, so one range serves all)
         let (min, max) = self.opts.range(&all);
         let table = |subtitle: Option<String>, lats: &[i64]| {
@@ -168,8 +212,8 @@ impl Schedlog {
         }
         if groups.per_tid {
             let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-            for l in &self.log {
-                by.entry(l.wakee.0).or_default().push(lat(l));
+            for &(tid, _, lat) in &self.lats {
+                by.entry(tid).or_default().push(lat);
             }
             out.extend(series(
                 by.iter()
@@ -179,9 +223,9 @@ impl Schedlog {
         }
         if groups.per_prio {
             let mut by: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-            for l in &self.log {
-                if let Some(p) = l.prio {
-                    by.entry(p).or_default().push(lat(l));
+            for &(_, prio, lat) in &self.lats {
+                if let Some(p) = prio {
+                    by.entry(p).or_default().push(lat);
                 }
             }
             out.extend(series(
@@ -199,15 +243,41 @@ impl Listener for Schedlog {
         let Some(wakeup) = sw.wakee.last_wakeup else {
             return;
         };
-        let who = |p: &crate::state::Proc| (p.tid, p.comm.clone(), p.pid);
-        self.log.push(SchedLatency {
-            wakeup,
-            switch: sw.ts,
-            prio: sw.wakee.prio,
-            cpu: sw.cpu,
-            wakee: who(sw.wakee),
-            waker: sw.waker.map(who),
-        });
+        let lat = sw.ts - wakeup;
+        let latency = || {
+            let who = |p: &crate::state::Proc| (p.tid, p.comm.clone(), p.pid);
+            SchedLatency {
+                wakeup,
+                switch: sw.ts,
+                prio: sw.wakee.prio,
+                cpu: sw.cpu,
+                wakee: who(sw.wakee),
+                waker: sw.waker.map(who),
+            }
+        };
+        match self.output {
+            Output::Freq(..) => self.lats.push((sw.wakee.tid, sw.wakee.prio, lat)),
+            Output::Top(limit) if limit < usize::MAX => {
+                let seq = self.seen;
+                self.seen += 1;
+                let worse = |k: &Kept| (std::cmp::Reverse(lat), seq) > k.key();
+                if self.top.len() < limit {
+                    self.top.push(Kept {
+                        lat,
+                        seq,
+                        l: latency(),
+                    });
+                } else if self.top.peek().is_some_and(|k| !worse(k)) {
+                    self.top.pop();
+                    self.top.push(Kept {
+                        lat,
+                        seq,
+                        l: latency(),
+                    });
+                }
+            }
+            _ => self.log.push(latency()),
+        }
     }
 }
 
@@ -238,6 +308,9 @@ impl Analysis for Schedlog {
     }
     fn begin(&mut self, _ts: i64) {
         self.log.clear();
+        self.lats.clear();
+        self.top.clear();
+        self.seen = 0;
     }
 
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table> {
@@ -248,7 +321,14 @@ impl Analysis for Schedlog {
                 vec![t]
             }
             Output::Top(limit) => {
-                let mut top: Vec<&SchedLatency> = self.log.iter().collect();
+                let mut top: Vec<&SchedLatency> = if limit < usize::MAX {
+                    // (in the heap's order: longest first, then log order)
+                    let mut kept: Vec<&Kept> = self.top.iter().collect();
+                    kept.sort();
+                    kept.into_iter().map(|k| &k.l).collect()
+                } else {
+                    self.log.iter().collect()
+                };
                 // Stable: ties keep the log's order, as lttng-schedtop.
                 top.sort_by_key(|l| std::cmp::Reverse(l.switch - l.wakeup));
                 let mut t = Table::new(&TOP, begin, end);
