@@ -282,57 +282,16 @@ pub enum Cell {
 }
 
 impl Cell {
-    /// The cell as LAMI's JSON object.
+    /// The cell as LAMI's JSON object (as it serializes).
     pub fn to_value(&self) -> Value {
-        match self {
-            Cell::Null => Value::Null,
-            Cell::Int(class, v) => json!({"class": class, "value": v}),
-            Cell::Float(class, v) => json!({"class": class, "value": v}),
-            Cell::Text(class, key, t) => {
-                let mut o = Map::new();
-                o.insert("class".into(), json!(class));
-                o.insert((*key).into(), json!(t));
-                Value::Object(o)
-            }
-            Cell::Id(class, key, v) => {
-                let mut o = Map::new();
-                o.insert("class".into(), json!(class));
-                o.insert((*key).into(), json!(v));
-                Value::Object(o)
-            }
-            Cell::Unknown => json!({"class": "unknown"}),
-            Cell::Bool(v) => json!({"class": "bool", "value": v}),
-            Cell::TimeRange(b, e) => json!({
-                "class": "time-range",
-                "begin": Cell::Int("timestamp", *b).to_value(),
-                "end": Cell::Int("timestamp", *e).to_value(),
-            }),
-            Cell::Process(name, pid, tid) => {
-                let mut o = json!({"class": "process"});
-                if let Some(n) = name {
-                    o["name"] = json!(n);
-                }
-                if let Some(p) = pid {
-                    o["pid"] = json!(p);
-                }
-                if let Some(t) = tid {
-                    o["tid"] = json!(t);
-                }
-                o
-            }
-            Cell::Irq(hard, nr, name) => {
-                let mut o = json!({"class": "irq", "hard": hard, "nr": nr});
-                if let Some(n) = name {
-                    o["name"] = json!(n);
-                }
-                o
-            }
-        }
+        // (a map with string keys and numbers, strings and booleans: it
+        // cannot fail)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
-/// As [`Cell::to_value`] serializes (its members in serde_json's order,
-/// sorted by name), without building it.
+/// A cell's LAMI JSON object, its members in serde_json's order (sorted
+/// by name), written without building it.
 impl serde::Serialize for Cell {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
