@@ -571,10 +571,6 @@ trait Src<'c> {
 #[derive(Debug, Clone)]
 pub struct ClassInfo {
     class: Class,
-    /// By field index: its place in `locs` (`NO_FIELD`: the class has no
-    /// such field).
-    slot: [u8; FIELDS.len()],
-    locs: Vec<FieldLoc>,
     /// Some field it reads is found only in the event's values (see
     /// [`ClassInfo::needs_values`]).
     needs_values: bool,
@@ -582,11 +578,31 @@ pub struct ClassInfo {
     cpu_in_packet: bool,
     /// A system call entry's name without its prefix.
     call: Arc<str>,
+    /// Where the fields it reads lie; `None` for a class whose fields the
+    /// model reads none of (most of a kernel trace's hundreds of classes:
+    /// they stay a few words each, not a kilobyte of empty places).
+    places: Option<Box<Places>>,
+}
+
+/// Where the fields a class's kind reads lie.
+#[derive(Debug, Clone)]
+struct Places {
+    /// By field index: its place in `locs` (`NO_FIELD`: the class has no
+    /// such field).
+    slot: [u8; FIELDS.len()],
+    locs: Vec<FieldLoc>,
     /// By field index: where the field lies when it is a little-endian
     /// integer at a fixed place from the start of the body (most fields of
     /// the kernel's events), read with one load and two shifts.
     ints: [FastInt; FIELDS.len()],
 }
+
+/// The places of a class where no field was found.
+static NO_PLACES: Places = Places {
+    slot: [NO_FIELD; FIELDS.len()],
+    locs: Vec::new(),
+    ints: [FastInt::NONE; FIELDS.len()],
+};
 
 const NO_FIELD: u8 = u8::MAX;
 
@@ -687,11 +703,14 @@ impl ClassInfo {
         let call = Arc::from("");
         let _ = kind(class, &mut probe, &call);
         info.cpu_in_packet = info.loc(CPU_ID).is_some_and(|l| l.in_packet());
+        let Some(places) = info.places.as_deref_mut() else {
+            return info;
+        };
         for f in 0..FIELDS.len() {
-            if let Some(FieldLoc::Raw(r)) = info.loc(f) {
+            if let Some(FieldLoc::Raw(r)) = places.locs.get(usize::from(places.slot[f])) {
                 if let Some((place, bytes, signed)) = r.le_int_from_start() {
                     if (1..=8).contains(&bytes) {
-                        info.ints[f] = FastInt {
+                        places.ints[f] = FastInt {
                             place,
                             shift: 64 - 8 * bytes,
                             signed,
@@ -707,17 +726,22 @@ impl ClassInfo {
     fn blank(class: Class) -> ClassInfo {
         ClassInfo {
             class,
-            slot: [NO_FIELD; FIELDS.len()],
-            locs: Vec::new(),
             needs_values: false,
             cpu_in_packet: false,
             call: Arc::from(""),
-            ints: [FastInt::NONE; FIELDS.len()],
+            places: None,
         }
     }
 
+    #[inline(always)]
+    fn places(&self) -> &Places {
+        self.places.as_deref().unwrap_or(&NO_PLACES)
+    }
+
+    #[inline(always)]
     fn loc(&self, f: usize) -> Option<&FieldLoc> {
-        self.locs.get(usize::from(self.slot[f]))
+        let p = self.places();
+        p.locs.get(usize::from(p.slot[f]))
     }
 
     /// Whether the CPU of its events is their packet's (see
@@ -756,14 +780,18 @@ struct Probe<'a> {
 
 impl Probe<'_> {
     fn find(&mut self, f: usize) -> bool {
-        if self.info.slot[f] != NO_FIELD {
+        if self.info.places().slot[f] != NO_FIELD {
             return true;
         }
         let (name, scopes) = FIELDS[f];
         match Field::in_scopes(name, scopes).locate(self.trace, self.stream, self.event, self.raw) {
             Located::At(loc) => {
-                self.info.slot[f] = self.info.locs.len() as u8;
-                self.info.locs.push(loc);
+                let p = self
+                    .info
+                    .places
+                    .get_or_insert_with(|| Box::new(NO_PLACES.clone()));
+                p.slot[f] = p.locs.len() as u8;
+                p.locs.push(loc);
                 true
             }
             Located::Absent => false,
@@ -807,7 +835,7 @@ impl<'c> Placed<'_, 'c> {
 impl<'c> Src<'c> for Placed<'_, 'c> {
     #[inline(always)]
     fn int(&mut self, f: usize) -> Option<i64> {
-        match self.info.ints[f].get(self.cur.data(), self.body) {
+        match self.info.places().ints[f].get(self.cur.data(), self.body) {
             Some(v) => v,
             None => self.get(f).and_then(|v| v.as_i64()),
         }

@@ -480,6 +480,7 @@ pub fn for_each_event<E>(
                 let mut want = Vec::with_capacity(n);
                 let mut other = Vec::with_capacity(n);
                 let mut cpu_only = Vec::with_capacity(n);
+                classes.reserve(n);
                 for e in 0..n {
                     let mut info = ClassInfo::new(&cur.trace, cur.stream, e, true, interest);
                     want.push(info.needs_values());

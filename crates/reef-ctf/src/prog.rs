@@ -88,12 +88,18 @@ pub struct Tagged {
 impl Tagged {
     fn of(p: &Prog, plan: &Plan) -> Option<Tagged> {
         let plain = |i: &IntOp| i.le && !i.signed && i.slot == NONE;
+        // The header's own alignment, when its id's does not make it
+        // redundant (the compact header: `align(8)`, a 5-bit id).
+        let (head_align, ops) = match p.ops[..] {
+            [Op::Align { align }, ref rest @ ..] => (align, rest),
+            ref all => (1, all),
+        };
         let [Op::Int(t), Op::Variant {
             tag_slot,
             sel_first,
             sel_count,
             table,
-        }, ..] = p.ops[..]
+        }, ..] = ops[..]
         else {
             return None;
         };
@@ -124,6 +130,7 @@ impl Tagged {
         let ok = t.le
             && !t.signed
             && align_ok(t.align)
+            && align_ok(head_align)
             && matches!(t.size, 5 | 16)
             && t.slot == tag_slot
             && t.slot != NONE
@@ -154,7 +161,7 @@ impl Tagged {
         ok.then_some(Tagged {
             tag: t.size,
             slot: t.slot,
-            tag_align: t.align,
+            tag_align: t.align.max(head_align),
             ts_align: c_ts.align.max(c_align),
             ts: c_ts.size,
             ext_align: e_id.align.max(e_align).max(8),

@@ -130,6 +130,9 @@ fn programs_decode_as_the_tree_does() {
     let (mut plans, mut decoded) = (0usize, 0usize);
     // Plans that take the interpreter's shortcuts.
     let (mut id_ts, mut all_ints, mut tagged) = (0usize, 0usize, 0usize);
+    // LTTng's compact headers among the tagged ones (5-bit id, the
+    // header's own `align(8)` ahead of it).
+    let mut compact = 0usize;
     for dir in &dirs {
         // Metadata that does not load is the parser's tests' business.
         let Ok(class) = TraceClass::load(dir) else {
@@ -156,6 +159,7 @@ fn programs_decode_as_the_tree_does() {
                 plans += 1;
                 id_ts += p.prog.id_ts.is_some() as usize;
                 tagged += p.prog.tagged.is_some() as usize;
+                compact += p.prog.tagged.is_some_and(|t| t.tag == 5) as usize;
                 all_ints += p.prog.all_ints as usize;
                 // The shortcuts are rare in this material: more runs each.
                 let tries =
@@ -175,11 +179,16 @@ fn programs_decode_as_the_tree_does() {
     // The comparison must have exercised real decoding, not only errors,
     // and each shortcut.
     assert!(
-        plans > 200 && decoded > 5000 && id_ts > 0 && all_ints > 0 && tagged > 0,
-        "{plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers, {all_ints} of integers only), {decoded} decoded"
+        plans > 200
+            && decoded > 5000
+            && id_ts > 0
+            && all_ints > 0
+            && tagged > compact
+            && compact > 0,
+        "{plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers ({compact} compact), {all_ints} of integers only), {decoded} decoded"
     );
     eprintln!(
-        "{} traces, {plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers, {all_ints} of integers only), {decoded} successful decodes compared",
+        "{} traces, {plans} plans ({id_ts} id+timestamp headers, {tagged} LTTng headers ({compact} compact), {all_ints} of integers only), {decoded} successful decodes compared",
         dirs.len()
     );
 }

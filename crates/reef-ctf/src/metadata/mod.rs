@@ -40,6 +40,8 @@ mod resolve;
 mod types;
 pub mod write;
 
+use std::borrow::Cow;
+
 use crate::model::{ByteOrder, Metadata};
 
 /// A metadata error: where (1-based line and column in the TSDL text; 0:0
@@ -107,9 +109,9 @@ pub fn read_metadata_cut(bytes: &[u8]) -> Result<(Metadata, Option<MetadataCut>)
     let (raw, starts, pcut) = match packet_le {
         Some(le) => {
             let u = packetized::unpack_cut(bytes, le, true)?;
-            (u.text, u.starts, u.cut)
+            (Cow::Owned(u.text), u.starts, u.cut)
         }
-        None => (bytes.to_vec(), vec![(0, 0)], None),
+        None => (Cow::Borrowed(bytes), vec![(0, 0)], None),
     };
     let text = text_of(raw)?;
     let bo = parser::trace_byte_order(&text);
@@ -234,15 +236,15 @@ fn cut_tail(text: &str, e: &MetadataError) -> Option<usize> {
 /// its packets are little-endian.
 fn unpack_text(bytes: &[u8]) -> Result<(String, Option<bool>), MetadataError> {
     let packet_le = packetized::detect(bytes);
-    let raw: Vec<u8> = match packet_le {
-        Some(le) => packetized::unpack(bytes, le)?,
-        None => bytes.to_vec(),
+    let raw = match packet_le {
+        Some(le) => Cow::Owned(packetized::unpack(bytes, le)?),
+        None => Cow::Borrowed(bytes),
     };
-    Ok((text_of(raw)?, packet_le))
+    Ok((text_of(raw)?.into_owned(), packet_le))
 }
 
 /// Metadata bytes as text: no NUL allowed, invalid UTF-8 replaced.
-fn text_of(raw: Vec<u8>) -> Result<String, MetadataError> {
+fn text_of(raw: Cow<'_, [u8]>) -> Result<Cow<'_, str>, MetadataError> {
     if let Some(p) = memchr::memchr(0, &raw) {
         let before = &raw[..p];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -260,9 +262,12 @@ fn text_of(raw: Vec<u8>) -> Result<String, MetadataError> {
             message: "metadata contains a NUL character".into(),
         });
     }
-    Ok(match String::from_utf8(raw) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    Ok(match raw {
+        Cow::Borrowed(b) => String::from_utf8_lossy(b),
+        Cow::Owned(v) => Cow::Owned(match String::from_utf8(v) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }),
     })
 }
 
