@@ -282,12 +282,53 @@ enum Command {
 /// (a kernel trace's metadata builds a few such tables of event classes:
 /// `reef cputop` on LTTng's uneven-streams trace had 1,727 page faults,
 /// 1,389 so).
+///
+/// Then has the heap's first megabytes backed by transparent huge pages
+/// where the kernel offers them (`enabled` set to `always` or
+/// `madvise`): a start-up that builds a few megabytes of tables (parsing
+/// a kernel trace's 350-450 KB of metadata) otherwise takes a page fault
+/// per 4 KiB page, 1.2-1.5 us each on a virtual machine, where a 2 MiB
+/// page costs 45-90 us once. The heap is grown by 8 MiB ahead (glibc's
+/// top pad) so that whole 2 MiB ranges lie in it; the part of the heap
+/// below the first of them is set aside (a block never touched: address
+/// space, not memory) so that allocations start in them; those are
+/// advised. Memory the program does not touch stays unbacked.
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a parameter of the allocator, before any
-    // thread is started.
+    // SAFETY: mallopt only sets parameters of the allocator, before any
+    // thread is started; sbrk(0) only reads the program break; the blocks
+    // malloc returns are freed, or (the one set aside) kept and never
+    // used; madvise only advises on whole 2 MiB ranges of the heap's
+    // mapping (below the break), and fails harmlessly where huge pages
+    // are not offered.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+        const HUGE: usize = 2 << 20;
+        const GROW: usize = 256 << 10;
+        libc::mallopt(libc::M_TOP_PAD, 8 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
+        // A block larger than the heap's first 132 KiB grows it, by the
+        // pad. (black_box: a malloc whose block is unused may be elided.)
+        let grow = std::hint::black_box(libc::malloc(GROW)) as usize;
+        let end = libc::sbrk(0) as usize;
+        // The 2 MiB ranges past every byte malloc wrote: a range where a
+        // 4 KiB page was touched before the advice keeps 4 KiB pages.
+        let from = (grow + GROW + 4096).next_multiple_of(HUGE);
+        let to = end / HUGE * HUGE;
+        let advised = grow != 0
+            && end != usize::MAX
+            && to > from
+            && libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) == 0;
+        libc::free(grow as *mut libc::c_void);
+        if advised {
+            // The heap below the advised ranges, set aside (its end is
+            // where allocations go on, in the first range).
+            let first = std::hint::black_box(libc::malloc(64)) as usize;
+            if first != 0 && first + 4096 < from {
+                std::hint::black_box(libc::malloc(from - first - 64));
+            }
+            libc::free(first as *mut libc::c_void);
+        }
     }
 }
 
