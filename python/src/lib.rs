@@ -115,6 +115,9 @@ pub(crate) fn read_options(
         live_action: reef_read::lttng_live::SessionNotFound::End,
         // A Python session may open many readings: each frees its traces.
         keep_traces: false,
+        // Metadata errors at opening, as for every reader but the
+        // command's analyses.
+        lazy_plans: false,
     })
 }
 
@@ -934,7 +937,7 @@ impl Event {
         let d = &self.batch.shared.streams[rec.stream as usize];
         let stream = d.trace.sources[d.source].stream;
         let sp = &d.trace.class.streams[stream];
-        let ep = &sp.events[self.class()];
+        let ep = sp.event(self.class());
         let v = self.values();
         let b = rec.bounds;
         match sc {

@@ -25,8 +25,9 @@ fn trace_dir(name: &str) -> PathBuf {
 }
 
 /// Tables (as LAMI JSON) and the error, through the skim reader decoding
-/// on the calling thread, through it decoding on a second thread, and
-/// through a `Source`.
+/// on the calling thread, through it decoding on a second thread (both
+/// with event plans compiled when first needed, as the `reef` command
+/// reads), and through a `Source` (every plan compiled at opening).
 fn both<A: Analysis>(read: &ReadOptions, mk: impl Fn() -> A) -> [String; 3] {
     let run = |read: &ReadOptions| match reef_analyses::analyse(read, mk(), true) {
         Ok((tables, stopped)) => format!(
@@ -38,9 +39,12 @@ fn both<A: Analysis>(read: &ReadOptions, mk: impl Fn() -> A) -> [String; 3] {
     };
     let mut here = read.clone();
     here.workers = Some(1);
+    here.lazy_plans = true;
     let mut piped = read.clone();
     piped.workers = Some(2);
+    piped.lazy_plans = true;
     let mut all = read.clone();
+    all.lazy_plans = false;
     all.filter = Some("$evt.$name =* \"*\"".into());
     [run(&here), run(&piped), run(&all)]
 }

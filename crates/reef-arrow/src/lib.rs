@@ -451,7 +451,7 @@ impl Batcher {
             s.push(m.label.name.as_bytes());
         }
         let sp = &c.trace.class.streams[c.stream];
-        let ep = &sp.events[c.event.event];
+        let ep = sp.event(c.event.event);
         let plans = [&sp.event_common_context, &ep.context, &ep.payload];
         let values = [
             c.event.common_context(),
@@ -524,7 +524,7 @@ impl Batcher {
     fn class_table(&self, m: &Msg) -> ClassTable {
         let c = m.cursor;
         let sp = &c.trace.class.streams[c.stream];
-        let ep = &sp.events[c.event.event];
+        let ep = sp.event(c.event.event);
         let ec = c.event_class();
         let plans = [&sp.event_common_context, &ep.context, &ep.payload];
         let scopes = plans.map(|p| p.root.filter(|_| p.visible()).map(|r| (r, Col::of(p, r))));

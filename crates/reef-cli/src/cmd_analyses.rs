@@ -453,6 +453,7 @@ fn analyse<A: Analysis>(
     let mut opts = a.read.options();
     opts.gmt = a.gmt;
     opts.keep_traces = true;
+    opts.lazy_plans = true;
     if a.test_compatibility {
         anyhow::ensure!(
             reef_analyses::is_kernel_trace(&Source::open(&opts)?),

@@ -94,7 +94,8 @@ pub fn parse_filter(s: &str) -> Result<String, String> {
 
 impl ReadOpts {
     /// The library's options (wall-clock times in local time); a command
-    /// that reads its traces once and exits sets `keep_traces`.
+    /// that reads its traces once and exits sets `keep_traces`, and the
+    /// analyses `lazy_plans`.
     pub fn options(&self) -> ReadOptions {
         ReadOptions {
             paths: self.paths.clone(),
@@ -106,6 +107,7 @@ impl ReadOpts {
             script: self.script.clone(),
             live_action: self.session_not_found_action.parse().unwrap_or_default(),
             keep_traces: false,
+            lazy_plans: false,
         }
     }
 }

@@ -214,6 +214,9 @@ impl Field {
     /// body is then found in their bytes, when it can be.
     pub fn locate(&self, trace: &crate::Trace, stream: usize, event: usize, raw: bool) -> Located {
         let sp = &trace.class.streams[stream];
+        // The class's plans, compiled if they were not (a class whose
+        // plans cannot be compiled has no field: its events fail to decode).
+        let _ = trace.class.event_plans(stream, event);
         let Some(loc) = locate(sp, event, &self.name, self.scopes) else {
             return Located::Absent;
         };
@@ -426,7 +429,7 @@ impl RawField {
 /// the member is not at a fixed place from the body's start or end;
 /// `Some(None)` if it is not a scalar.
 fn raw_field(sp: &StreamPlans, event: usize, loc: Loc) -> Option<Option<RawField>> {
-    let ep = &sp.events[event];
+    let ep = sp.event(event);
     ep.skim.as_ref()?;
     // The member's place: (part, offset in it) of its first byte.
     let mut found = None;
@@ -513,8 +516,8 @@ fn scope_plan(sp: &StreamPlans, event: usize, s: u8) -> &Plan {
     match s {
         HEADER => &sp.event_header,
         COMMON => &sp.event_common_context,
-        SPECIFIC => &sp.events[event].context,
-        PAYLOAD => &sp.events[event].payload,
+        SPECIFIC => &sp.event(event).context,
+        PAYLOAD => &sp.event(event).payload,
         _ => &sp.packet_context,
     }
 }
@@ -760,7 +763,7 @@ mod tests {
                 }
                 switches += 1;
                 let sp = &cur.trace.class.streams[cur.stream];
-                let plan = &sp.events[cur.event.event].payload;
+                let plan = &sp.event(cur.event.event).payload;
                 let Node::Struct { first, count, .. } = plan.nodes[plan.root.unwrap() as usize]
                 else {
                     panic!("payload is not a struct")
@@ -992,8 +995,7 @@ mod tests {
         std::fs::remove_dir_all(&tmp).ok();
         assert_eq!(seen, evs);
         assert!(trace.class.streams[0]
-            .events
-            .iter()
+            .event_plans()
             .all(|e| e.skim.is_some()));
     }
 }

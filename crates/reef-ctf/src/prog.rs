@@ -549,6 +549,12 @@ impl Skim {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuickSkim(u32);
 
+impl Default for QuickSkim {
+    fn default() -> Self {
+        QuickSkim::NONE
+    }
+}
+
 impl QuickSkim {
     /// No quick skim: the event class's [`Skim`], if any, is used.
     pub const NONE: QuickSkim = QuickSkim(u32::MAX);

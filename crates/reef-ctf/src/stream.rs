@@ -1012,7 +1012,11 @@ fn decode_one<const KEEP: bool>(
             })
         }
     };
-    let ep = &sp.events[idx];
+    let ep = sp.compiled(&class.meta, idx).map_err(|msg| Error::Stream {
+        path: path.to_path_buf(),
+        offset: start / 8,
+        msg: format!("event class {idx} of the stream class: {msg}"),
+    })?;
     let body = cur.pos;
     // Whether this class's context and payload values are kept: with
     // `KEEP` unless `want` leaves it out, without only if `want` marks it.
@@ -1027,11 +1031,8 @@ fn decode_one<const KEEP: bool>(
         bounds[0] = 0;
         bounds[1] = 0;
     }
-    let skimmed = !keep_body
-        && (id
-            .and_then(|id| sp.skim_dense.get(id as usize))
-            .is_some_and(|q| q.cross(cur))
-            || ep.skim.as_ref().is_some_and(|s| s.cross(cur)));
+    let skimmed =
+        !keep_body && (ep.quick.cross(cur) || ep.skim.as_ref().is_some_and(|s| s.cross(cur)));
     if !skimmed {
         if keep_body {
             exec::<true>(&ep.context, cur, st, values).map_err(decode_err)?;

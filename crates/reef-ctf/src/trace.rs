@@ -16,7 +16,7 @@ use crate::stream::{PacketInfo, PacketScratch};
 use crate::Error;
 
 /// The compiled plans of one event class.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct EventPlans {
     /// Index into the stream class's `events` in the model.
     pub class: usize,
@@ -24,7 +24,23 @@ pub struct EventPlans {
     pub payload: Plan,
     /// The context and payload crossed without their values, when they allow it.
     pub skim: Option<crate::prog::Skim>,
+    /// `skim` packed for the common case.
+    pub quick: crate::prog::QuickSkim,
 }
+
+/// An event class's plans: compiled when the trace class is built, or,
+/// for a trace class built lazily ([`TraceClass::load_lazy`]), when an
+/// event of the class is first decoded or its fields first looked for.
+#[derive(Debug)]
+pub struct EventSlot {
+    /// Index into the stream class's `events` in the model.
+    pub class: usize,
+    plans: std::sync::OnceLock<EventPlans>,
+}
+
+/// The plans of a class not compiled yet (see [`StreamPlans::event`]).
+static NOT_COMPILED: std::sync::LazyLock<EventPlans> =
+    std::sync::LazyLock::new(EventPlans::default);
 
 /// The compiled plans of one stream class.
 #[derive(Debug)]
@@ -37,13 +53,12 @@ pub struct StreamPlans {
     pub packet_context: Plan,
     pub event_header: Plan,
     pub event_common_context: Plan,
-    pub events: Vec<EventPlans>,
+    /// By event class (in the stream class's declaration order): its plans.
+    pub events: Vec<EventSlot>,
     /// Event id → index into `events`.
     pub event_index: HashMap<u64, usize>,
     /// The same for ids below 4096, as a table (NONE: no such event).
     pub event_dense: Vec<u32>,
-    /// The quick skim of each event class, by id as `event_dense`.
-    pub skim_dense: Vec<crate::prog::QuickSkim>,
     /// The stream's default clock (index into `Metadata::clocks`): the clock
     /// its timestamps are mapped to.
     pub clock: Option<usize>,
@@ -64,6 +79,61 @@ pub struct TraceClass {
 }
 
 impl StreamPlans {
+    /// The plans of event class `i` (index into `events`), as compiled: a
+    /// trace class built eagerly has them all; one built lazily has those
+    /// of the classes whose events were decoded or whose fields were
+    /// looked for ([`TraceClass::event_plans`]), and empty plans for the
+    /// others.
+    #[inline]
+    pub fn event(&self, i: usize) -> &EventPlans {
+        self.events[i].plans.get().unwrap_or(&NOT_COMPILED)
+    }
+
+    /// The plans of every event class, as [`StreamPlans::event`] gives them.
+    pub fn event_plans(&self) -> impl Iterator<Item = &EventPlans> {
+        (0..self.events.len()).map(|i| self.event(i))
+    }
+
+    /// The plans of event class `i` (index into `events`), compiled on
+    /// first use; `meta`: the metadata of the trace class these plans
+    /// belong to.
+    #[inline]
+    pub fn compiled(&self, meta: &Metadata, i: usize) -> Result<&EventPlans, String> {
+        match self.events[i].plans.get() {
+            Some(p) => Ok(p),
+            None => self.compile_event(meta, i),
+        }
+    }
+
+    #[cold]
+    fn compile_event(&self, meta: &Metadata, i: usize) -> Result<&EventPlans, String> {
+        let slot = &self.events[i];
+        let sc = &meta.streams[self.class];
+        let ec = &sc.events[slot.class];
+        let roots = ScopeRoots {
+            packet_header: meta.packet_header.as_ref(),
+            packet_context: sc.packet_context.as_ref(),
+            event_header: sc.event_header.as_ref(),
+            event_common_context: sc.event_context.as_ref(),
+            event_specific_context: ec.context.as_ref(),
+            event_payload: ec.payload.as_ref(),
+            ctf2: meta.major == 2,
+        };
+        let context = compile(Scope::EventSpecificContext, &roots, &self.refs).map_err(|e| e.0)?;
+        let payload = compile(Scope::EventPayload, &roots, &self.refs).map_err(|e| e.0)?;
+        let skim = crate::prog::Skim::of(&[&context, &payload]);
+        let quick = crate::prog::QuickSkim::of(skim.as_ref());
+        // (another thread may have compiled it meanwhile: the same plans)
+        let _ = slot.plans.set(EventPlans {
+            class: slot.class,
+            context,
+            payload,
+            skim,
+            quick,
+        });
+        Ok(self.event(i))
+    }
+
     /// Index into `events` of the event class with id `id`.
     #[inline]
     pub fn event_by_id(&self, id: u64) -> Option<usize> {
@@ -77,7 +147,35 @@ impl StreamPlans {
 }
 
 impl TraceClass {
-    pub fn new(mut meta: Metadata) -> Result<TraceClass, String> {
+    /// The trace class of `meta`, every event class's plans compiled (a
+    /// plan that cannot be compiled is an error now).
+    pub fn new(meta: Metadata) -> Result<TraceClass, String> {
+        let class = TraceClass::build(meta)?;
+        for s in 0..class.streams.len() {
+            for e in 0..class.streams[s].events.len() {
+                class.event_plans(s, e)?;
+            }
+        }
+        Ok(class)
+    }
+
+    /// The trace class of `meta`, its event classes' plans compiled when
+    /// first needed ([`TraceClass::event_plans`]): a kernel trace declares
+    /// hundreds of classes (541, 1,400) of which a trace uses a few, and a
+    /// program that reads it once need not compile the others. A class
+    /// whose plans cannot be compiled is reported where its first event
+    /// is decoded.
+    pub fn new_lazy(meta: Metadata) -> Result<TraceClass, String> {
+        TraceClass::build(meta)
+    }
+
+    /// The plans of event class `event` (index into its stream class's
+    /// `events`) of stream class `stream`, compiled on first use.
+    pub fn event_plans(&self, stream: usize, event: usize) -> Result<&EventPlans, String> {
+        self.streams[stream].compiled(&self.meta, event)
+    }
+
+    fn build(mut meta: Metadata) -> Result<TraceClass, String> {
         auto_map_clocks(&mut meta)?;
         let ph_roots = ScopeRoots {
             packet_header: meta.packet_header.as_ref(),
@@ -128,21 +226,10 @@ impl TraceClass {
             let mut events = Vec::with_capacity(sc.events.len());
             let mut event_index = HashMap::with_capacity(sc.events.len());
             for (ei, ec) in sc.events.iter().enumerate() {
-                let roots = ScopeRoots {
-                    event_specific_context: ec.context.as_ref(),
-                    event_payload: ec.payload.as_ref(),
-                    ..roots
-                };
-                let context =
-                    compile(Scope::EventSpecificContext, &roots, &refs).map_err(|e| e.0)?;
-                let payload = compile(Scope::EventPayload, &roots, &refs).map_err(|e| e.0)?;
                 event_index.insert(ec.id, events.len());
-                let skim = crate::prog::Skim::of(&[&context, &payload]);
-                events.push(EventPlans {
+                events.push(EventSlot {
                     class: ei,
-                    context,
-                    payload,
-                    skim,
+                    plans: std::sync::OnceLock::new(),
                 });
             }
             let dense_len = event_index
@@ -157,13 +244,6 @@ impl TraceClass {
                     event_dense[id as usize] = i as u32;
                 }
             }
-            let skim_dense = event_dense
-                .iter()
-                .map(|&i| match events.get(i as usize) {
-                    Some(e) => crate::prog::QuickSkim::of(e.skim.as_ref()),
-                    None => crate::prog::QuickSkim::NONE,
-                })
-                .collect();
             let clock =
                 first_clock_of(sc).and_then(|name| meta.clocks.iter().position(|c| c.name == name));
             streams.push(StreamPlans {
@@ -176,7 +256,6 @@ impl TraceClass {
                 events,
                 event_index,
                 event_dense,
-                skim_dense,
                 clock,
             });
         }
@@ -459,6 +538,16 @@ pub struct Trace {
 impl TraceClass {
     /// Reads, parses and compiles the metadata of the trace in `dir`.
     pub fn load(dir: &Path) -> Result<TraceClass, Error> {
+        TraceClass::load_with(dir, false)
+    }
+
+    /// [`TraceClass::load`], the event classes' plans compiled when first
+    /// needed ([`TraceClass::new_lazy`]).
+    pub fn load_lazy(dir: &Path) -> Result<TraceClass, Error> {
+        TraceClass::load_with(dir, true)
+    }
+
+    fn load_with(dir: &Path, lazy: bool) -> Result<TraceClass, Error> {
         if crate::capture::is_capture(dir) {
             return crate::capture::load_class(dir); // a live capture file
         }
@@ -486,7 +575,12 @@ impl TraceClass {
             err: e,
         };
         let (meta, cut) = read_metadata_cut(bytes).map_err(merr)?;
-        let mut class = TraceClass::new(meta).map_err(|msg| Error::Stream {
+        let build = if lazy {
+            TraceClass::new_lazy
+        } else {
+            TraceClass::new
+        };
+        let mut class = build(meta).map_err(|msg| Error::Stream {
             path: mpath.clone(),
             offset: 0,
             msg,

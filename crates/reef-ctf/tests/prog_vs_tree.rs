@@ -169,7 +169,7 @@ fn programs_decode_as_the_tree_does() {
                     };
                 decoded += compare(p, n, &mut rng, &format!("{name} {what}"), tries);
             }
-            for ep in &sp.events {
+            for ep in sp.event_plans() {
                 plans += 2;
                 decoded += compare(&ep.context, n, &mut rng, &name, tries);
                 decoded += compare(&ep.payload, n, &mut rng, &name, tries);
@@ -254,7 +254,7 @@ fn skims_cross_as_the_programs_do() {
         };
         let name = dir.display().to_string();
         for sp in &class.streams {
-            for ep in &sp.events {
+            for ep in sp.event_plans() {
                 skims += ep.skim.is_some() as usize;
                 crossed += compare_skim(ep, sp.refs.len(), &mut rng, &name, 150);
             }

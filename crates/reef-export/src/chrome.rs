@@ -401,7 +401,7 @@ fn kernel_slices<W: Write>(
 /// The event's fields as JSON.
 pub(crate) fn args(c: &StreamCursor) -> Json {
     let sp = &c.trace.class.streams[c.stream];
-    let ep = &sp.events[c.event.event];
+    let ep = sp.event(c.event.event);
     let mut m = match scope_json(&ep.payload, c.event.payload(), c.data()) {
         Json::Object(m) => m,
         _ => Map::new(),

@@ -382,7 +382,7 @@ impl Pretty {
         let trace = &c.trace;
         let meta = &trace.class.meta;
         let sp = &trace.class.streams[c.stream];
-        let ep = &sp.events[c.event.event];
+        let ep = sp.event(c.event.event);
         let ec = &meta.streams[sp.class].events[ep.class];
         let mut b = line::Builder::default();
         self.prefix(&mut b.lits, label, trace, ec, stamped);
@@ -555,7 +555,7 @@ impl Pretty {
         let meta = &trace.class.meta;
         let sp = &trace.class.streams[c.stream];
         let ev = &c.event;
-        let ep = &sp.events[ev.event];
+        let ep = sp.event(ev.event);
         let ec = &meta.streams[sp.class].events[ep.class];
         self.prefix(out, label, trace, ec, stamped);
 

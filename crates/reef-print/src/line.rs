@@ -92,7 +92,7 @@ impl LineProg {
         let trace = &c.trace;
         let sp = &trace.class.streams[c.stream];
         let ev = &c.event;
-        let ep = &sp.events[ev.event];
+        let ep = sp.event(ev.event);
         let data = c.data();
         let slices: [&[Value]; 4] = [
             &c.packet_context,

@@ -38,6 +38,15 @@ fn hostname(trace: &Trace) -> String {
 /// hostname alone, as babeltrace2 does. A path under which no trace is
 /// found is an error.
 pub fn open_traces(paths: &[PathBuf]) -> Result<(Vec<Arc<Trace>>, Vec<TraceLabel>), Error> {
+    open_traces_with(paths, false)
+}
+
+/// [`open_traces`]; with `lazy`, the event classes' plans are compiled
+/// when first needed ([`TraceClass::load_lazy`]).
+pub fn open_traces_with(
+    paths: &[PathBuf],
+    lazy: bool,
+) -> Result<(Vec<Arc<Trace>>, Vec<TraceLabel>), Error> {
     struct Found {
         class: TraceClass,
         dirs: Vec<PathBuf>,
@@ -52,7 +61,11 @@ pub fn open_traces(paths: &[PathBuf]) -> Result<(Vec<Arc<Trace>>, Vec<TraceLabel
             });
         }
         for dir in dirs {
-            let class = TraceClass::load(&dir)?;
+            let class = if lazy {
+                TraceClass::load_lazy(&dir)?
+            } else {
+                TraceClass::load(&dir)?
+            };
             let same = class
                 .meta
                 .uuid

@@ -10,8 +10,9 @@ use reef_ctf::{Item, StreamCursor, Trace};
 use reef_iter::time::TimeSpec;
 use reef_iter::{Muxer, TraceLabel};
 
+use crate::open::open_traces_with;
 use crate::scan::{scan_one, StreamScan};
-use crate::{open_traces, Error};
+use crate::Error;
 
 /// What to read and how: what every reading front end asks of its user.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,14 @@ pub struct ReadOptions {
     /// thousands of event classes costs time for nothing (a tenth of a
     /// short `reef cputop`). Memory stays bounded by the traces opened.
     pub keep_traces: bool,
+    /// Compile an event class's plans when its first event is decoded
+    /// (or its fields looked for), not when the trace is opened
+    /// ([`reef_ctf::TraceClass::load_lazy`]): a kernel trace declares
+    /// hundreds of classes and uses a few. A class whose plans cannot be
+    /// compiled is then reported where its first event lies, not at
+    /// opening: for programs that read a trace once (the `reef` command's
+    /// analyses), not for those that must reject bad metadata up front.
+    pub lazy_plans: bool,
 }
 
 impl ReadOptions {
@@ -186,7 +195,7 @@ pub struct Source {
 
 impl Source {
     /// Finds and opens the traces under `opts.paths` (see
-    /// [`open_traces`]), and compiles the filter.
+    /// [`crate::open_traces`]), and compiles the filter.
     pub fn open(opts: &ReadOptions) -> Result<Source, Error> {
         if let Some(p) = opts.paths.iter().find(|p| crate::lttng_live::is_live(p)) {
             // A live session: read to its end (see `lttng_live`).
@@ -199,7 +208,7 @@ impl Source {
             let url = crate::lttng_live::LiveUrl::parse(&p.to_string_lossy())?;
             return crate::lttng_live::LiveRead::open(&url, opts.live_action, opts)?.read_all();
         }
-        let (traces, labels) = open_traces(&opts.paths)?;
+        let (traces, labels) = open_traces_with(&opts.paths, opts.lazy_plans)?;
         if opts.keep_traces {
             // A reference never dropped: the traces outlive every reader.
             traces.iter().for_each(|t| std::mem::forget(Arc::clone(t)));
@@ -207,7 +216,7 @@ impl Source {
         Source::from_traces(traces, labels, opts)
     }
 
-    /// A source over traces already opened (by [`open_traces`] or an
+    /// A source over traces already opened (by [`crate::open_traces`] or an
     /// earlier [`Source`]): reading again from any time without parsing
     /// metadata again (a server answering queries). `opts.paths` is
     /// ignored.

@@ -244,7 +244,7 @@ impl ClassKeys {
             for sp in &t.class.streams {
                 bases.push(k.names.len() as u32);
                 vtid |= has_vtid(&sp.event_common_context);
-                for ep in &sp.events {
+                for ep in sp.event_plans() {
                     let name = &t.class.meta.streams[sp.class].events[ep.class].name;
                     vtid |= has_vtid(&ep.context);
                     k.kinds.push(classify(name));

@@ -437,7 +437,7 @@ impl<'a> StreamWriter<'a> {
         let sp = &class.streams[c.stream];
         let plans = [&sp.event_header, &sp.event_common_context]
             .into_iter()
-            .chain(sp.events.iter().flat_map(|e| [&e.context, &e.payload]));
+            .chain(sp.event_plans().flat_map(|e| [&e.context, &e.payload]));
         StreamWriter {
             clock,
             window,
@@ -907,7 +907,7 @@ impl<'a> StreamWriter<'a> {
         } else {
             *relaid += 1;
             let sp = &class.streams[c.stream];
-            let ep = &sp.events[c.event.event];
+            let ep = sp.event(c.event.event);
             let base = rw.info.offset * 8;
             let mut cur = Cursor {
                 data,
