@@ -707,6 +707,45 @@ impl<'a> TokenStream<'a> {
         plain.then(|| (&self.lx.src[start..start + len], start))
     }
 
+    /// The text between the token after the current one, an opening
+    /// brace, and its matching closing brace, with its byte offset: when
+    /// that text holds no string, character literal nor comment (no `"`,
+    /// `'` or `/`), so that counting braces finds the block's end and the
+    /// same bytes always give the same tokens.
+    pub(crate) fn brace_block(&self) -> Option<(&'a str, usize)> {
+        if self.err.is_some() || self.ahead.tok != Tok::Punct(P::LBrace) {
+            return None;
+        }
+        let start = self.lx.pos;
+        let rest = &self.lx.b[start..];
+        let mut depth = 1u32;
+        for i in memchr::memchr2_iter(b'{', b'}', rest) {
+            if rest[i] == b'{' {
+                depth += 1;
+                continue;
+            }
+            depth -= 1;
+            if depth == 0 {
+                let text = &rest[..i];
+                return memchr::memchr3(b'"', b'\'', b'/', text)
+                    .is_none()
+                    .then(|| (&self.lx.src[start..start + i], start));
+            }
+        }
+        None
+    }
+
+    /// Whether the text after byte `at` starts, past white space, with
+    /// `word`.
+    pub(crate) fn word_after(&self, at: usize, word: &str) -> bool {
+        let rest = self.lx.b.get(at..).unwrap_or_default();
+        let n = rest
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        rest[n..].starts_with(word.as_bytes())
+    }
+
     /// Moves past the closing brace of a [`TokenStream::plain_block`] at
     /// byte `start` of `len` bytes: the token after it becomes the current
     /// one.

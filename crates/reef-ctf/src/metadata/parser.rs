@@ -97,6 +97,15 @@ struct TypeScope {
     enums: HashMap<String, Rc<EnumClass>>,
 }
 
+impl TypeScope {
+    fn is_empty(&self) -> bool {
+        self.aliases.is_empty()
+            && self.structs.is_empty()
+            && self.variants.is_empty()
+            && self.enums.is_empty()
+    }
+}
+
 /// A struct or variant body being declared.
 struct Frame {
     anchor: u32,
@@ -172,6 +181,9 @@ pub(crate) struct Parser<'a> {
     /// Integer types by the plain text of their attributes
     /// ([`TokenStream::plain_block`]).
     int_memo: HashMap<&'a str, IntegerClass>,
+    /// Anonymous structures by the text of their body
+    /// ([`TokenStream::brace_block`]), for [`Parser::struct_type`].
+    struct_memo: HashMap<&'a str, Rc<StructTy>>,
 }
 
 type R<T> = Result<T, MetadataError>;
@@ -199,6 +211,7 @@ impl<'a> Parser<'a> {
             deferred: Default::default(),
             out_of_range: Vec::new(),
             int_memo: HashMap::default(),
+            struct_memo: HashMap::default(),
         }
     }
 
@@ -301,6 +314,8 @@ impl<'a> Parser<'a> {
             return Err(self.err_at(line, col, format!("type '{key}' is already defined")));
         }
         self.cur_scope().aliases.insert(key, ty);
+        // A new type name may change how a structure's text reads.
+        self.struct_memo.clear();
         Ok(())
     }
 
@@ -1259,6 +1274,29 @@ impl<'a> Parser<'a> {
 
     fn struct_type(&mut self) -> R<Ty> {
         let (line, col) = self.here();
+        // An LTTng kernel trace declares the same fields for many event
+        // classes (1,400 field structures of 511 kinds, half the text):
+        // the same text of an anonymous structure's body, where it cannot
+        // mean another thing (no enclosing structure, no type declared in
+        // the blocks around it, no `align` after it), is the same
+        // structure, parsed once.
+        let memo = (self.frames.is_empty() && self.scopes.iter().skip(1).all(TypeScope::is_empty))
+            .then(|| self.toks.brace_block())
+            .flatten()
+            .filter(|&(text, start)| !self.toks.word_after(start + text.len() + 1, "align"));
+        if let Some((text, start)) = memo {
+            if let Some(st) = self.struct_memo.get(text) {
+                let st = st.clone();
+                self.toks.skip_plain_block(start, text.len());
+                return Ok(Ty::Struct(st));
+            }
+        }
+        // What parsing the structure may record besides it: not memoized.
+        let records = (
+            self.clock_maps.len(),
+            self.deferred.borrow().len(),
+            self.out_of_range.len(),
+        );
         self.bump(); // struct
         let name = self.opt_name();
         if !self.is_p(P::LBrace) {
@@ -1296,6 +1334,14 @@ impl<'a> Parser<'a> {
             members,
             depth,
         });
+        let recorded = (
+            self.clock_maps.len(),
+            self.deferred.borrow().len(),
+            self.out_of_range.len(),
+        ) != records;
+        if let (Some((text, _)), None, false) = (memo, name, recorded) {
+            self.struct_memo.insert(text, st.clone());
+        }
         if let Some((name, l, c)) = name {
             if self.cur_scope().structs.contains_key(name) {
                 return Err(self.err_at(l, c, format!("structure '{name}' is already defined")));
@@ -1303,6 +1349,7 @@ impl<'a> Parser<'a> {
             self.cur_scope()
                 .structs
                 .insert(name.to_string(), st.clone());
+            self.struct_memo.clear();
         }
         Ok(Ty::Struct(st))
     }
@@ -1393,6 +1440,7 @@ impl<'a> Parser<'a> {
             self.cur_scope()
                 .variants
                 .insert(name.to_string(), vt.clone());
+            self.struct_memo.clear();
         }
         Ok(Ty::Variant(vt))
     }
@@ -1569,6 +1617,7 @@ impl<'a> Parser<'a> {
                 return Err(self.err_at(l, c, format!("enumeration '{name}' is already defined")));
             }
             self.cur_scope().enums.insert(name.to_string(), ec.clone());
+            self.struct_memo.clear();
         }
         Ok(Ty::Enum(ec))
     }

@@ -1066,3 +1066,50 @@ fn repeated_integer_types() {
         );
     }
 }
+
+/// A structure's text parsed once stands for the same text elsewhere only
+/// where it cannot read otherwise: not in a block that declares its own
+/// types, not after a new type name, and with every field in place.
+#[test]
+fn same_structure_text_same_structure_only_where_it_reads_the_same() {
+    let ev = |name: &str, id: u32, pre: &str| {
+        format!(
+            "event {{ name = {name}; id = {id}; {pre} fields := struct {{ u8 x; u8 y[x]; }}; }};\n"
+        )
+    };
+    let src = [
+        HDR.to_string(),
+        "stream { event.header := struct { u8 id; }; };\n".into(),
+        ev("a", 0, ""),
+        // A type of its own: u8 is 16 bits here.
+        ev("b", 1, "typealias integer { size = 16; } := u8;"),
+        ev("c", 2, ""),
+        // A new global name: the same text still reads the same.
+        "typealias integer { size = 32; } := u32;\n".into(),
+        ev("d", 3, ""),
+    ]
+    .concat();
+    let md = parse(&src);
+    let sizes: Vec<(String, u32, u32)> = md.streams[0]
+        .events
+        .iter()
+        .map(|e| {
+            let Some(FieldClass::Struct(s)) = &e.payload else {
+                panic!("payload of {} is {:?}", e.name, e.payload)
+            };
+            let elem = match member(s, &["y"]) {
+                FieldClass::Sequence(q) => int_of(&q.element).size,
+                other => panic!("y is {other:?}"),
+            };
+            (e.name.clone(), int_of(member(s, &["x"])).size, elem)
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        [("a", 8, 8), ("b", 16, 16), ("c", 8, 8), ("d", 8, 8)].map(|(n, x, y)| (
+            n.to_string(),
+            x,
+            y
+        ))
+    );
+}
