@@ -1015,7 +1015,10 @@ fn decode_one<const KEEP: bool>(
     let ep = sp.compiled(&class.meta, idx).map_err(|msg| Error::Stream {
         path: path.to_path_buf(),
         offset: start / 8,
-        msg: format!("event class {idx} of the stream class: {msg}"),
+        msg: format!(
+            "event class '{}': {msg}",
+            class.meta.streams[sp.class].events[sp.events[idx].class].name
+        ),
     })?;
     let body = cur.pos;
     // Whether this class's context and payload values are kept: with
