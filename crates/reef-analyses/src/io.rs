@@ -281,8 +281,9 @@ struct DiskIo {
     sectors: i64,
     requests: i64,
     total_duration: i64,
-    /// Durations of the requests kept by the filter (statistics and
-    /// distributions).
+    /// Statistics of the durations of the requests kept by the filter.
+    stats: Durations,
+    /// Those durations (distributions only).
     durations: Vec<i64>,
 }
 
@@ -297,6 +298,7 @@ impl DiskIo {
             sectors: 0,
             requests: 0,
             total_duration: 0,
+            stats: Durations::default(),
             durations: Vec::new(),
         }
     }
@@ -372,8 +374,18 @@ impl Io {
     }
 
     fn proc_entry(&mut self, p: &Proc) -> usize {
-        self.tids.entry(p.tid).or_insert_with(|| ProcIo::new(p));
-        self.tids.get_index_of(&p.tid).unwrap_or(0)
+        let e = self.tids.entry(p.tid);
+        let index = e.index();
+        e.or_insert_with(|| ProcIo::new(p));
+        index
+    }
+
+    /// Whether a table reads the lives of descriptors that are over (the
+    /// path of a listed request at its end, the bytes per file): the
+    /// statistics and distributions only read each descriptor's current
+    /// life, and keep no other.
+    fn keeps_lives(&self) -> bool {
+        matches!(self.mode, Mode::Log | Mode::Top(_) | Mode::Usage(_))
     }
 
     /// Whether a request is outside `--begin`/`--end`, as lttng-analyses'
@@ -434,10 +446,8 @@ impl Io {
         if !self.disks.is_empty() {
             let mut t = Table::new(&m.tables[1], begin, end);
             for d in self.disks.values().filter(|d| d.requests > 0) {
-                let mut s = Durations::default();
-                d.durations.iter().for_each(|&x| s.add(x));
                 let mut row = vec![lami::disk(&d.name)];
-                row.extend(latency_cells(&s));
+                row.extend(latency_cells(&d.stats));
                 t.rows.push(row);
             }
             out.push(t);
@@ -665,10 +675,13 @@ impl Listener for Io {
             read: 0,
             write: 0,
         };
-        self.proc_entry(parent);
-        if let Some(p) = self.tids.get_mut(&parent.tid) {
-            p.fds.entry(fd).or_default().push(life);
+        let index = self.proc_entry(parent);
+        let keep = self.keeps_lives();
+        let lives = self.tids[index].fds.entry(fd).or_default();
+        if !keep {
+            lives.clear();
         }
+        lives.push(life);
     }
 
     fn close_fd(&mut self, parent_tid: i64, fd: i64) {
@@ -731,11 +744,13 @@ impl Listener for Io {
     }
 
     fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
+        // (the thread's and its process's places in `tids`: one lookup
+        // each)
         let index = self.proc_entry(proc);
-        self.proc_entry(parent);
+        let pindex = self.proc_entry(parent);
         let mut kind = FdType::Unknown;
         if rq.errno.is_none() && matches!(rq.op, IoOp::Read | IoOp::Write) {
-            let Some(f) = rq.fd.and_then(|fd| self.tids[&parent.tid].fds.get(&fd)) else {
+            let Some(f) = rq.fd.and_then(|fd| self.tids[pindex].fds.get(&fd)) else {
                 return;
             };
             match f.last().filter(|l| l.close.is_none()) {
@@ -745,7 +760,7 @@ impl Listener for Io {
         }
         // The thread's own statistics.
         if let (Some(size), None) = (rq.size, rq.errno) {
-            let p = &mut self.tids[&proc.tid];
+            let p = &mut self.tids[index];
             let rw = match kind {
                 FdType::Disk => &mut p.disk,
                 FdType::Net | FdType::MaybeNet => &mut p.net,
@@ -759,10 +774,7 @@ impl Listener for Io {
         }
         // The descriptor's, in its process.
         if rq.errno.is_none() {
-            if let Some(l) = rq
-                .fd
-                .and_then(|fd| self.tids.get_mut(&parent.tid)?.current(fd))
-            {
+            if let Some(l) = rq.fd.and_then(|fd| self.tids[pindex].current(fd)) {
                 match rq.op {
                     IoOp::Read => l.read += rq.size.unwrap_or(0),
                     IoOp::Write => l.write += rq.size.unwrap_or(0),
@@ -771,8 +783,9 @@ impl Listener for Io {
             }
         }
         let same = proc.tid == parent.tid;
-        for p in [proc, parent].into_iter().take(if same { 1 } else { 2 }) {
-            let s = &mut self.tids[&p.tid];
+        let places = [(proc, index), (parent, pindex)];
+        for (p, i) in places.into_iter().take(if same { 1 } else { 2 }) {
+            let s = &mut self.tids[i];
             if s.comm != p.comm {
                 s.comm.clone_from(&p.comm);
             }
@@ -814,7 +827,11 @@ impl Listener for Io {
         d.sectors += rq.nr_sector;
         d.total_duration += rq.end - rq.begin;
         if keep {
-            d.durations.push(rq.end - rq.begin);
+            match self.mode {
+                Mode::Stats => d.stats.add(rq.end - rq.begin),
+                Mode::Freq(_) => d.durations.push(rq.end - rq.begin),
+                _ => {}
+            }
         }
         if let Some(p) = proc {
             self.proc_entry(p);

@@ -511,11 +511,12 @@ fn header(col: &Column) -> String {
     }
 }
 
-/// Renders a table as aligned text: its title, then a header line and one
-/// line per row; text columns are left-aligned, numbers right-aligned.
-pub fn table_text(t: &Table, out: &mut String) {
-    use std::fmt::Write;
-    let _ = writeln!(out, "{}", t.title());
+/// Writes a table as aligned text to `out`: its title, then a header line
+/// and one line per row; text columns are left-aligned, numbers
+/// right-aligned. The lines go out as they are made (a log has millions:
+/// only the cells' text is held, to find the columns' widths).
+pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    writeln!(out, "{}", t.title())?;
     let cols = t.columns();
     let mut heads: Vec<String> = cols.iter().map(header).collect();
     if let Some(s) = &t.series {
@@ -575,9 +576,12 @@ pub fn table_text(t: &Table, out: &mut String) {
                 line.push_str(c);
             }
         }
-        let _ = writeln!(out, "  {}", line.trim_end());
+        line.truncate(line.trim_end().len());
+        line.push('\n');
+        out.write_all(b"  ")?;
+        out.write_all(line.as_bytes())?;
     }
-    out.push('\n');
+    out.write_all(b"\n")
 }
 
 #[cfg(test)]

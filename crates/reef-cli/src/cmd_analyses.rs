@@ -465,27 +465,28 @@ fn analyse<A: Analysis>(
 }
 
 fn print_text(tables: &[Table]) -> anyhow::Result<()> {
-    let mut s = String::new();
+    // (written as it is made: a log's text is as large as its trace)
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if let Some(t) = tables.first() {
-        s.push_str(&format!(
-            "Time range: [{}, {}] ({} s)\n\n",
+        writeln!(
+            out,
+            "Time range: [{}, {}] ({} s)\n",
             fmt_dur(t.begin),
             fmt_dur(t.end),
             fmt_dur(t.end - t.begin)
-        ));
+        )?;
     } else {
-        s.push_str(
-            "No results: no event in the time range, or none of those this analysis reports.\n",
-        );
+        writeln!(
+            out,
+            "No results: no event in the time range, or none of those this analysis reports."
+        )?;
     }
     for t in tables {
         if t.rows.is_empty() {
             continue;
         }
-        lami::table_text(t, &mut s);
+        lami::table_text(t, &mut out)?;
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
 }
