@@ -750,12 +750,15 @@ impl Listener for Io {
         let pindex = self.proc_entry(parent);
         let mut kind = FdType::Unknown;
         if rq.errno.is_none() && matches!(rq.op, IoOp::Read | IoOp::Write) {
-            let Some(f) = rq.fd.and_then(|fd| self.tids[pindex].fds.get(&fd)) else {
+            // The descriptor's life, in its process (a read or write on
+            // one not open is not counted): its kind, and its bytes.
+            let Some(l) = rq.fd.and_then(|fd| self.tids[pindex].current(fd)) else {
                 return;
             };
-            match f.last().filter(|l| l.close.is_none()) {
-                Some(l) => kind = l.kind,
-                None => return,
+            kind = l.kind;
+            match rq.op {
+                IoOp::Read => l.read += rq.size.unwrap_or(0),
+                _ => l.write += rq.size.unwrap_or(0),
             }
         }
         // The thread's own statistics.
@@ -770,16 +773,6 @@ impl Listener for Io {
                 IoOp::Read => rw.read += size,
                 IoOp::Write => rw.write += size,
                 _ => {}
-            }
-        }
-        // The descriptor's, in its process.
-        if rq.errno.is_none() {
-            if let Some(l) = rq.fd.and_then(|fd| self.tids[pindex].current(fd)) {
-                match rq.op {
-                    IoOp::Read => l.read += rq.size.unwrap_or(0),
-                    IoOp::Write => l.write += rq.size.unwrap_or(0),
-                    _ => {}
-                }
             }
         }
         let same = proc.tid == parent.tid;

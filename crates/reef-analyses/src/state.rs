@@ -67,51 +67,98 @@ pub struct Proc {
 /// A process's open descriptors, and the order they appeared in (that of
 /// a Python dict, which lttng-analyses' ties follow: a descriptor closed
 /// and opened again goes last), with removal in constant time.
+///
+/// Descriptors below [`Fds::DENSE`] (the kernel hands out the lowest
+/// free number, and 1024 is Linux's default limit of a process's open
+/// files: nearly all of them) are held in a table indexed by number, one
+/// memory access away (at most 32 KiB a process); others in a map.
 #[derive(Debug, Clone, Default)]
 pub struct Fds {
-    map: HashMap<i64, (u64, Fd)>,
+    dense: Vec<Option<(u64, Fd)>>,
+    far: HashMap<i64, (u64, Fd)>,
     next: u64,
 }
 
 impl Fds {
+    /// Descriptors held by number.
+    const DENSE: i64 = 1 << 10;
+
+    fn slot(&self, fd: i64) -> Option<&(u64, Fd)> {
+        match usize::try_from(fd) {
+            Ok(i) if fd < Self::DENSE => self.dense.get(i)?.as_ref(),
+            _ => self.far.get(&fd),
+        }
+    }
+
+    fn slot_mut(&mut self, fd: i64) -> Option<&mut (u64, Fd)> {
+        match usize::try_from(fd) {
+            Ok(i) if fd < Self::DENSE => self.dense.get_mut(i)?.as_mut(),
+            _ => self.far.get_mut(&fd),
+        }
+    }
+
     pub fn get(&self, fd: &i64) -> Option<&Fd> {
-        self.map.get(fd).map(|e| &e.1)
+        self.slot(*fd).map(|e| &e.1)
     }
 
     pub fn get_mut(&mut self, fd: &i64) -> Option<&mut Fd> {
-        self.map.get_mut(fd).map(|e| &mut e.1)
+        self.slot_mut(*fd).map(|e| &mut e.1)
     }
 
     pub fn contains_key(&self, fd: &i64) -> bool {
-        self.map.contains_key(fd)
+        self.slot(*fd).is_some()
     }
 
     /// Adds `fd` last, unless it is there: whether it was added.
     fn add(&mut self, fd: i64, f: impl FnOnce() -> Fd) -> bool {
-        match self.map.entry(fd) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert((self.next, f()));
-                self.next += 1;
-                true
+        let seq = self.next;
+        let added = match usize::try_from(fd) {
+            Ok(i) if fd < Self::DENSE => {
+                if i >= self.dense.len() {
+                    self.dense.resize(i + 1, None);
+                }
+                let e = &mut self.dense[i];
+                let added = e.is_none();
+                if added {
+                    *e = Some((seq, f()));
+                }
+                added
             }
-        }
+            _ => match self.far.entry(fd) {
+                std::collections::hash_map::Entry::Occupied(_) => false,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((seq, f()));
+                    true
+                }
+            },
+        };
+        self.next += u64::from(added);
+        added
     }
 
     fn remove(&mut self, fd: &i64) -> Option<Fd> {
-        self.map.remove(fd).map(|e| e.1)
+        match usize::try_from(*fd) {
+            Ok(i) if *fd < Self::DENSE => self.dense.get_mut(i)?.take().map(|e| e.1),
+            _ => self.far.remove(fd).map(|e| e.1),
+        }
     }
 
     /// The descriptors in the order they appeared.
     pub fn ordered(&self) -> Vec<(i64, &Fd)> {
-        let mut v: Vec<(u64, i64, &Fd)> = self.map.iter().map(|(k, e)| (e.0, *k, &e.1)).collect();
+        let dense = self.dense.iter().enumerate();
+        let dense = dense.filter_map(|(i, e)| e.as_ref().map(|e| (e.0, i as i64, &e.1)));
+        let far = self.far.iter().map(|(k, e)| (e.0, *k, &e.1));
+        let mut v: Vec<(u64, i64, &Fd)> = dense.chain(far).collect();
         v.sort_unstable_by_key(|e| e.0);
         v.into_iter().map(|e| (e.1, e.2)).collect()
     }
 
     /// Takes them all, in the order they appeared.
     fn take(&mut self) -> Vec<(i64, Fd)> {
-        let mut v: Vec<(u64, i64, Fd)> = self.map.drain().map(|(k, e)| (e.0, k, e.1)).collect();
+        let dense = std::mem::take(&mut self.dense).into_iter().enumerate();
+        let dense = dense.filter_map(|(i, e)| e.map(|e| (e.0, i as i64, e.1)));
+        let far = self.far.drain().map(|(k, e)| (e.0, k, e.1));
+        let mut v: Vec<(u64, i64, Fd)> = dense.chain(far).collect();
         v.sort_unstable_by_key(|e| e.0);
         v.into_iter().map(|e| (e.1, e.2)).collect()
     }
@@ -987,5 +1034,57 @@ impl State {
             }
             Kind::Other => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fd(name: &str) -> Fd {
+        Fd {
+            filename: name.into(),
+            kind: FdType::Disk,
+            cloexec: false,
+        }
+    }
+
+    /// Descriptors held by number and in the map keep one order, that in
+    /// which they were added (one closed and opened again goes last), and
+    /// adding one that is there changes nothing.
+    #[test]
+    fn descriptors_keep_the_order_they_appeared_in() {
+        let far = Fds::DENSE + 7;
+        let mut fds = Fds::default();
+        for (n, name) in [(5, "a"), (far, "b"), (3, "c"), (-1, "d"), (0, "e")] {
+            assert!(fds.add(n, || fd(name)));
+        }
+        assert!(!fds.add(3, || fd("x")));
+        assert_eq!(fds.remove(&5).map(|f| f.filename), Some("a".into()));
+        assert_eq!(fds.remove(&5), None);
+        assert!(!fds.contains_key(&5));
+        assert!(fds.add(5, || fd("f")));
+        fds.get_mut(&far).unwrap().kind = FdType::Net;
+        let names = |v: Vec<(i64, &Fd)>| -> Vec<(i64, String)> {
+            v.into_iter()
+                .map(|(n, f)| (n, f.filename.to_string()))
+                .collect()
+        };
+        let want = vec![
+            (far, "b".to_string()),
+            (3, "c".into()),
+            (-1, "d".into()),
+            (0, "e".into()),
+            (5, "f".into()),
+        ];
+        assert_eq!(names(fds.ordered()), want);
+        assert_eq!(fds.get(&far).map(|f| f.kind), Some(FdType::Net));
+        let taken: Vec<(i64, String)> = fds
+            .take()
+            .into_iter()
+            .map(|(n, f)| (n, f.filename.to_string()))
+            .collect();
+        assert_eq!(taken, want);
+        assert!(fds.ordered().is_empty() && !fds.contains_key(&3) && !fds.contains_key(&far));
     }
 }
