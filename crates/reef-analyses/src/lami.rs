@@ -431,59 +431,120 @@ pub fn cell_text(c: &Cell) -> String {
     s
 }
 
-/// [`cell_text`], appended to `out`.
+/// [`cell_text`], appended to `out`. The cells of a log (times,
+/// durations, numbers, processes) are written digit by digit, without
+/// the formatting machinery: a log has millions.
 pub fn push_cell_text(c: &Cell, out: &mut String) {
     use std::fmt::Write;
     // (as JSON holds them: a number that is not finite is null, read as NaN)
     let finite = |x: f64| if x.is_finite() { x } else { f64::NAN };
     let _ = match c {
-        Cell::Null => write!(out, "-"),
-        Cell::Int("duration", v) => write!(out, "{:.3}", *v as f64 / 1000.0),
-        Cell::Int("timestamp", v) => write!(out, "{}", Seconds(*v)),
-        Cell::Int("number" | "size", v) => write!(out, "{v}"),
+        Cell::Null => Ok(out.push('-')),
+        Cell::Int("duration", v) => Ok(push_micros(out, *v)),
+        Cell::Int("timestamp", v) => Ok(push_seconds(out, *v)),
+        Cell::Int("number" | "size", v) => Ok(push_int(out, *v)),
         Cell::Float("duration", x) => write!(out, "{:.3}", finite(*x) / 1000.0),
         Cell::Float("ratio", x) => write!(out, "{:.2}", finite(*x) * 100.0),
         Cell::Float("number" | "size", x) => match serde_json::Number::from_f64(*x) {
             Some(n) => write!(out, "{n}"),
             None => write!(out, "?"),
         },
-        Cell::Text(_, _, t) => write!(out, "{t}"),
-        Cell::Id("cpu" | "fd", _, v) => write!(out, "{v}"),
-        Cell::Unknown => write!(out, "?"),
-        Cell::Bool(Some(true)) => write!(out, "yes"),
-        Cell::Bool(Some(false)) => write!(out, "no"),
-        Cell::Bool(None) => write!(out, "-"),
-        Cell::TimeRange(b, e) => write!(out, "[{}, {}]", Seconds(*b), Seconds(*e)),
-        Cell::Process(name, pid, tid) => {
-            let name = name.as_deref().unwrap_or("");
-            match (pid, tid) {
-                (Some(p), Some(t)) => write!(out, "{name} ({p}/{t})"),
-                (None, Some(t)) => write!(out, "{name} ({t})"),
-                (Some(p), None) => write!(out, "{name} ({p})"),
-                (None, None) => write!(out, "{name}"),
-            }
+        Cell::Text(_, _, t) => Ok(out.push_str(t)),
+        Cell::Id("cpu" | "fd", _, v) => Ok(push_int(out, *v)),
+        Cell::Unknown => Ok(out.push('?')),
+        Cell::Bool(Some(true)) => Ok(out.push_str("yes")),
+        Cell::Bool(Some(false)) => Ok(out.push_str("no")),
+        Cell::Bool(None) => Ok(out.push('-')),
+        Cell::TimeRange(b, e) => {
+            out.push('[');
+            push_seconds(out, *b);
+            out.push_str(", ");
+            push_seconds(out, *e);
+            Ok(out.push(']'))
         }
-        Cell::Irq(_, nr, Some(n)) => write!(out, "{nr} <{n}>"),
-        Cell::Irq(_, nr, None) => write!(out, "{nr}"),
+        Cell::Process(name, pid, tid) => {
+            out.push_str(name.as_deref().unwrap_or(""));
+            match (pid, tid) {
+                (Some(p), Some(t)) => {
+                    out.push_str(" (");
+                    push_int(out, *p);
+                    out.push('/');
+                    push_int(out, *t);
+                    out.push(')');
+                }
+                (Some(n), None) | (None, Some(n)) => {
+                    out.push_str(" (");
+                    push_int(out, *n);
+                    out.push(')');
+                }
+                (None, None) => {}
+            }
+            Ok(())
+        }
+        Cell::Irq(_, nr, name) => {
+            push_int(out, *nr);
+            if let Some(n) = name {
+                out.push_str(" <");
+                out.push_str(n);
+                out.push('>');
+            }
+            Ok(())
+        }
         // (classes no constructor makes: their JSON)
         _ => write!(out, "{}", c.to_value()),
     };
 }
 
-/// ns from the Epoch as seconds: `1412670961.212721139`.
-struct Seconds(i64);
-
-impl std::fmt::Display for Seconds {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        let ns = self.0;
-        write!(
-            f,
-            "{}{}.{:09}",
-            if ns < 0 { "-" } else { "" },
-            (ns / 1_000_000_000).unsigned_abs(),
-            (ns % 1_000_000_000).unsigned_abs()
-        )
+/// Appends the decimal digits of `v`, at least `width` of them (zeros
+/// ahead).
+fn push_digits(out: &mut String, mut v: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    while v > 0 {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
     }
+    let from = i.min(buf.len() - width.clamp(1, buf.len()));
+    // (ASCII digits: always UTF-8)
+    out.push_str(std::str::from_utf8(&buf[from..]).unwrap_or_default());
+}
+
+/// Appends `v` as `{v}` writes it.
+fn push_int(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_digits(out, v.unsigned_abs(), 1);
+}
+
+/// Appends ns from the Epoch as seconds: `1412670961.212721139`.
+fn push_seconds(out: &mut String, ns: i64) {
+    if ns < 0 {
+        out.push('-');
+    }
+    push_digits(out, (ns / 1_000_000_000).unsigned_abs(), 1);
+    out.push('.');
+    push_digits(out, (ns % 1_000_000_000).unsigned_abs(), 9);
+}
+
+/// Appends a duration of `ns` in microseconds with three decimals, as
+/// `{:.3}` writes `ns as f64 / 1000.0`. Below 2^50 ns that is the exact
+/// quotient (the double is within 2^-3 ns of it, closer than the half
+/// nanosecond that would round otherwise); beyond, the double is written.
+fn push_micros(out: &mut String, ns: i64) {
+    let a = ns.unsigned_abs();
+    if a >= 1 << 50 {
+        use std::fmt::Write;
+        let _ = write!(out, "{:.3}", ns as f64 / 1000.0);
+        return;
+    }
+    if ns < 0 {
+        out.push('-');
+    }
+    push_digits(out, a / 1000, 1);
+    out.push('.');
+    push_digits(out, a % 1000, 3);
 }
 
 /// A column's header in text: its title, shortened, with the unit shown.
@@ -597,6 +658,89 @@ mod tests {
             col("Count", "number"),
         ],
     };
+
+    /// The cells written digit by digit read as the formatting machinery
+    /// writes them (`format!` of the value as it was written before).
+    #[test]
+    fn cell_text_is_what_format_writes() {
+        let secs = |ns: i64| {
+            format!(
+                "{}{}.{:09}",
+                if ns < 0 { "-" } else { "" },
+                (ns / 1_000_000_000).unsigned_abs(),
+                (ns % 1_000_000_000).unsigned_abs()
+            )
+        };
+        let mut values = vec![
+            0,
+            1,
+            -1,
+            9,
+            10,
+            499,
+            500,
+            501,
+            999,
+            1000,
+            -999,
+            -1000,
+            -1001,
+            999_999_999,
+            1_000_000_000,
+            -1_000_000_000,
+            1_412_670_961_212_721_139,
+            (1 << 50) - 1,
+            1 << 50,
+            -(1 << 50),
+            (1 << 53) + 1,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        // (and a spread of magnitudes, odd digits)
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push((x >> (x % 64)) as i64 * if x & 1 == 0 { 1 } else { -1 });
+        }
+        for v in values {
+            assert_eq!(
+                cell_text(&duration(v)),
+                format!("{:.3}", v as f64 / 1000.0),
+                "{v}"
+            );
+            assert_eq!(cell_text(&timestamp(v)), secs(v), "{v}");
+            assert_eq!(cell_text(&number(v)), format!("{v}"));
+            assert_eq!(cell_text(&size(v)), format!("{v}"));
+            assert_eq!(cell_text(&cpu(v)), format!("{v}"));
+            assert_eq!(cell_text(&fd(v)), format!("{v}"));
+            assert_eq!(
+                cell_text(&time_range_cell(v, v / 3)),
+                format!("[{}, {}]", secs(v), secs(v / 3))
+            );
+            assert_eq!(
+                cell_text(&process(Some("a b"), Some(v), Some(7))),
+                format!("a b ({v}/7)")
+            );
+            assert_eq!(
+                cell_text(&process(Some("x"), None, Some(v))),
+                format!("x ({v})")
+            );
+            assert_eq!(cell_text(&process(None, Some(v), None)), format!(" ({v})"));
+            assert_eq!(
+                cell_text(&irq(true, v, Some("eth0"))),
+                format!("{v} <eth0>")
+            );
+            assert_eq!(cell_text(&irq(false, v, None)), format!("{v}"));
+        }
+        assert_eq!(cell_text(&process(Some("p"), None, None)), "p");
+        assert_eq!(cell_text(&Cell::Null), "-");
+        assert_eq!(cell_text(&Cell::Bool(None)), "-");
+        assert_eq!(cell_text(&Cell::Bool(Some(true))), "yes");
+        assert_eq!(cell_text(&path("/a")), "/a");
+    }
 
     /// `write_results` writes the bytes of `results_json` serialized, for
     /// plain, subtitled, series and empty tables (and none at all).
