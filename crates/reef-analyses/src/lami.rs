@@ -438,29 +438,36 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
     use std::fmt::Write;
     // (as JSON holds them: a number that is not finite is null, read as NaN)
     let finite = |x: f64| if x.is_finite() { x } else { f64::NAN };
-    let _ = match c {
-        Cell::Null => Ok(out.push('-')),
-        Cell::Int("duration", v) => Ok(push_micros(out, *v)),
-        Cell::Int("timestamp", v) => Ok(push_seconds(out, *v)),
-        Cell::Int("number" | "size", v) => Ok(push_int(out, *v)),
-        Cell::Float("duration", x) => write!(out, "{:.3}", finite(*x) / 1000.0),
-        Cell::Float("ratio", x) => write!(out, "{:.2}", finite(*x) * 100.0),
+    // (writing to a String cannot fail)
+    match c {
+        Cell::Null => out.push('-'),
+        Cell::Int("duration", v) => push_micros(out, *v),
+        Cell::Int("timestamp", v) => push_seconds(out, *v),
+        Cell::Int("number" | "size", v) => push_int(out, *v),
+        Cell::Float("duration", x) => {
+            let _ = write!(out, "{:.3}", finite(*x) / 1000.0);
+        }
+        Cell::Float("ratio", x) => {
+            let _ = write!(out, "{:.2}", finite(*x) * 100.0);
+        }
         Cell::Float("number" | "size", x) => match serde_json::Number::from_f64(*x) {
-            Some(n) => write!(out, "{n}"),
-            None => write!(out, "?"),
+            Some(n) => {
+                let _ = write!(out, "{n}");
+            }
+            None => out.push('?'),
         },
-        Cell::Text(_, _, t) => Ok(out.push_str(t)),
-        Cell::Id("cpu" | "fd", _, v) => Ok(push_int(out, *v)),
-        Cell::Unknown => Ok(out.push('?')),
-        Cell::Bool(Some(true)) => Ok(out.push_str("yes")),
-        Cell::Bool(Some(false)) => Ok(out.push_str("no")),
-        Cell::Bool(None) => Ok(out.push('-')),
+        Cell::Text(_, _, t) => out.push_str(t),
+        Cell::Id("cpu" | "fd", _, v) => push_int(out, *v),
+        Cell::Unknown => out.push('?'),
+        Cell::Bool(Some(true)) => out.push_str("yes"),
+        Cell::Bool(Some(false)) => out.push_str("no"),
+        Cell::Bool(None) => out.push('-'),
         Cell::TimeRange(b, e) => {
             out.push('[');
             push_seconds(out, *b);
             out.push_str(", ");
             push_seconds(out, *e);
-            Ok(out.push(']'))
+            out.push(']');
         }
         Cell::Process(name, pid, tid) => {
             out.push_str(name.as_deref().unwrap_or(""));
@@ -479,7 +486,6 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
                 }
                 (None, None) => {}
             }
-            Ok(())
         }
         Cell::Irq(_, nr, name) => {
             push_int(out, *nr);
@@ -488,11 +494,12 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
                 out.push_str(n);
                 out.push('>');
             }
-            Ok(())
         }
         // (classes no constructor makes: their JSON)
-        _ => write!(out, "{}", c.to_value()),
-    };
+        _ => {
+            let _ = write!(out, "{}", c.to_value());
+        }
+    }
 }
 
 /// Appends the decimal digits of `v`, at least `width` of them (zeros
