@@ -425,6 +425,10 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
                     print_text(&tables)?;
                 }
             }
+            // The process ends here: its memory goes back whole. Freeing
+            // a log's rows block by block (millions of cells) took a
+            // tenth of `reef schedlog` on 10 M events.
+            std::mem::forget(tables);
             match err {
                 None => Ok(ExitCode::SUCCESS),
                 Some(e) => {
