@@ -406,15 +406,25 @@ impl Io {
         lami::Cell::Bool(v)
     }
 
-    fn request_row(&self, r: &Request) -> Vec<lami::Cell> {
-        let ps = &self.tids[&r.tid];
+    /// Each thread's (by index) owner of descriptors: its process as
+    /// known at the end, or itself.
+    fn owners(&self) -> Vec<Option<usize>> {
+        let tids = self.tids.values().enumerate();
+        tids.map(|(i, p)| match p.pid {
+            Some(pid) => self.tids.get_index_of(&pid),
+            None => Some(i),
+        })
+        .collect()
+    }
+
+    /// The row of request `r` of thread `index` (its place in `tids`),
+    /// with `owners` from [`Io::owners`].
+    fn request_row(&self, index: usize, r: &Request, owners: &[Option<usize>]) -> Vec<lami::Cell> {
+        let ps = &self.tids[index];
         let (path, fd) = match r.fd {
             None => (lami::Cell::Null, lami::Cell::Null),
             Some(fd) => {
-                let owner = match ps.pid {
-                    Some(pid) => self.tids.get(&pid),
-                    None => Some(ps),
-                };
+                let owner = owners[index].map(|o| &self.tids[o]);
                 let path = match owner.and_then(|o| o.at(fd, r.end)) {
                     Some(f) => lami::path(&f.filename),
                     None => lami::unknown(),
@@ -477,6 +487,7 @@ impl Io {
     }
 
     fn top_tables(&self, limit: usize, begin: i64, end: i64) -> Vec<Table> {
+        let owners = self.owners();
         (0..4)
             .map(|k| {
                 let mut t = Table::new(&METADATA.tables[3], begin, end);
@@ -493,7 +504,7 @@ impl Io {
                 t.rows = rqs
                     .iter()
                     .take(rows)
-                    .map(|(_, r)| self.request_row(r))
+                    .map(|(i, r)| self.request_row(*i, r, &owners))
                     .collect();
                 t
             })
@@ -504,7 +515,11 @@ impl Io {
         let mut t = Table::new(&METADATA.tables[4], begin, end);
         let mut rqs: Vec<&(usize, Request)> = self.requests.iter().collect();
         rqs.sort_by_key(|(i, r)| (r.begin, *i));
-        t.rows = rqs.iter().map(|(_, r)| self.request_row(r)).collect();
+        let owners = self.owners();
+        t.rows = rqs
+            .iter()
+            .map(|(i, r)| self.request_row(*i, r, &owners))
+            .collect();
         t
     }
 
