@@ -68,7 +68,7 @@ pub struct Proc {
 /// a Python dict, which lttng-analyses' ties follow: a descriptor closed
 /// and opened again goes last), with removal in constant time.
 ///
-/// Descriptors below [`Fds::DENSE`] (the kernel hands out the lowest
+/// Descriptors below `Fds::DENSE` (the kernel hands out the lowest
 /// free number, and 1024 is Linux's default limit of a process's open
 /// files: nearly all of them) are held in a table indexed by number, one
 /// memory access away (at most 32 KiB a process); others in a map.
