@@ -36,7 +36,7 @@ use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
-use crate::state::{BlockRq, Disk, FdType, IoOp, IoRq, Listener, Proc, State};
+use crate::state::{BlockRq, Disk, FdTable, FdType, IoOp, IoRq, Listener, Proc, State};
 use crate::stats::Durations;
 use crate::Analysis;
 
@@ -224,8 +224,9 @@ struct ProcIo {
     net: Rw,
     unknown: Rw,
     block: Rw,
-    /// Each descriptor number's lives, in the order they began.
-    fds: IndexMap<i64, Vec<FdLife>>,
+    /// Each descriptor number's lives, in the order they began; numbers in
+    /// the order they first appeared.
+    fds: FdTable<Vec<FdLife>>,
 }
 
 impl ProcIo {
@@ -238,7 +239,7 @@ impl ProcIo {
             net: Rw::default(),
             unknown: Rw::default(),
             block: Rw::default(),
-            fds: IndexMap::default(),
+            fds: FdTable::default(),
         }
     }
 
@@ -642,7 +643,7 @@ impl Io {
     fn files(&self) -> Vec<FileRow> {
         let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::default();
         for p in self.tids.values() {
-            for life in p.fds.values().flatten() {
+            for life in p.fds.ordered().into_iter().flat_map(|(_, l)| l) {
                 let mut name = life.filename.to_string();
                 if ["pipe", "socket", "anon_inode", "unknown"]
                     .iter()
@@ -692,7 +693,7 @@ impl Listener for Io {
         };
         let index = self.proc_entry(parent);
         let keep = self.keeps_lives();
-        let lives = self.tids[index].fds.entry(fd).or_default();
+        let lives = self.tids[index].fds.get_or_add(fd, Vec::new).0;
         if !keep {
             lives.clear();
         }
@@ -712,7 +713,7 @@ impl Listener for Io {
         let Some(p) = self.tids.get_mut(&parent.tid) else {
             return;
         };
-        let lives = p.fds.entry(fd).or_default();
+        let lives = p.fds.get_or_add(fd, Vec::new).0;
         if lives.is_empty() {
             lives.push(FdLife {
                 fd,
@@ -736,14 +737,14 @@ impl Listener for Io {
             return;
         };
         p.pid = Some(parent.tid);
-        let moved: Vec<(i64, Vec<FdLife>)> = p.fds.drain(..).collect();
+        let moved = p.fds.take();
         let Some(par) = self.tids.get_mut(&parent.tid) else {
             return;
         };
         for (fd, lives) in moved {
             match par.fds.get_mut(&fd) {
                 None => {
-                    par.fds.insert(fd, lives);
+                    par.fds.add(fd, || lives);
                 }
                 Some(have) => {
                     // (lttng-analyses' best effort to fix the name)

@@ -44,7 +44,7 @@ pub mod state;
 pub mod stats;
 pub mod syscallstats;
 
-pub use run::{analyse, is_kernel_trace, AnalyseError};
+pub use run::{analyse, analyse_model, is_kernel_trace, AnalyseError, Analysed};
 
 /// An insertion-ordered map (the order of Python's dicts, which
 /// lttng-analyses' ties follow) with a fast hash.

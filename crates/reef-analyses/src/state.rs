@@ -64,44 +64,62 @@ pub struct Proc {
     pub fds: Fds,
 }
 
-/// A process's open descriptors, and the order they appeared in (that of
-/// a Python dict, which lttng-analyses' ties follow: a descriptor closed
-/// and opened again goes last), with removal in constant time.
+/// A process's open descriptors ([`FdTable`] of [`Fd`]).
+pub type Fds = FdTable<Fd>;
+
+/// A value per descriptor number, and the order the numbers appeared in
+/// (that of a Python dict, which lttng-analyses' ties follow: a descriptor
+/// removed and added again goes last), with removal in constant time.
 ///
-/// Descriptors below `Fds::DENSE` (the kernel hands out the lowest
-/// free number, and 1024 is Linux's default limit of a process's open
-/// files: nearly all of them) are held in a table indexed by number, one
-/// memory access away (at most 32 KiB a process); others in a map.
-#[derive(Debug, Clone, Default)]
-pub struct Fds {
-    dense: Vec<Option<(u64, Fd)>>,
-    far: HashMap<i64, (u64, Fd)>,
+/// Numbers below 1024 (the kernel hands out the lowest free number, and
+/// 1024 is Linux's default limit of a process's open files: nearly all of
+/// them) are held in a table indexed by number, one memory access away;
+/// others in a map.
+#[derive(Debug, Clone)]
+pub struct FdTable<T> {
+    dense: Vec<Option<(u64, T)>>,
+    far: HashMap<i64, (u64, T)>,
     next: u64,
 }
 
-impl Fds {
-    /// Descriptors held by number.
+impl<T> Default for FdTable<T> {
+    fn default() -> Self {
+        FdTable {
+            dense: Vec::new(),
+            far: HashMap::default(),
+            next: 0,
+        }
+    }
+}
+
+impl<T> FdTable<T> {
+    /// Numbers held in the table.
     const DENSE: i64 = 1 << 10;
 
-    fn slot(&self, fd: i64) -> Option<&(u64, Fd)> {
-        match usize::try_from(fd) {
-            Ok(i) if fd < Self::DENSE => self.dense.get(i)?.as_ref(),
-            _ => self.far.get(&fd),
+    /// The table's index of `fd`, if it is held there.
+    fn dense_at(fd: i64) -> Option<usize> {
+        usize::try_from(fd).ok().filter(|_| fd < Self::DENSE)
+    }
+
+    fn slot(&self, fd: i64) -> Option<&(u64, T)> {
+        match Self::dense_at(fd) {
+            Some(i) => self.dense.get(i)?.as_ref(),
+            None => self.far.get(&fd),
         }
     }
 
-    fn slot_mut(&mut self, fd: i64) -> Option<&mut (u64, Fd)> {
-        match usize::try_from(fd) {
-            Ok(i) if fd < Self::DENSE => self.dense.get_mut(i)?.as_mut(),
-            _ => self.far.get_mut(&fd),
+    fn slot_mut(&mut self, fd: i64) -> Option<&mut (u64, T)> {
+        match Self::dense_at(fd) {
+            Some(i) => self.dense.get_mut(i)?.as_mut(),
+            None => self.far.get_mut(&fd),
         }
     }
 
-    pub fn get(&self, fd: &i64) -> Option<&Fd> {
+    pub fn get(&self, fd: &i64) -> Option<&T> {
         self.slot(*fd).map(|e| &e.1)
     }
 
-    pub fn get_mut(&mut self, fd: &i64) -> Option<&mut Fd> {
+    pub fn get_mut(&mut self, fd: &i64) -> Option<&mut T> {
         self.slot_mut(*fd).map(|e| &mut e.1)
     }
 
@@ -109,56 +127,56 @@ impl Fds {
         self.slot(*fd).is_some()
     }
 
-    /// Adds `fd` last, unless it is there: whether it was added.
-    fn add(&mut self, fd: i64, f: impl FnOnce() -> Fd) -> bool {
+    /// The value of `fd`, added last with `f` unless it is there; and
+    /// whether it was added.
+    pub fn get_or_add(&mut self, fd: i64, f: impl FnOnce() -> T) -> (&mut T, bool) {
         let seq = self.next;
-        let added = match usize::try_from(fd) {
-            Ok(i) if fd < Self::DENSE => {
+        let (e, added) = match Self::dense_at(fd) {
+            Some(i) => {
                 if i >= self.dense.len() {
-                    self.dense.resize(i + 1, None);
+                    self.dense.resize_with(i + 1, || None);
                 }
                 let e = &mut self.dense[i];
                 let added = e.is_none();
-                if added {
-                    *e = Some((seq, f()));
-                }
-                added
+                (e.get_or_insert_with(|| (seq, f())), added)
             }
-            _ => match self.far.entry(fd) {
-                std::collections::hash_map::Entry::Occupied(_) => false,
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert((seq, f()));
-                    true
-                }
+            None => match self.far.entry(fd) {
+                std::collections::hash_map::Entry::Occupied(e) => (e.into_mut(), false),
+                std::collections::hash_map::Entry::Vacant(e) => (e.insert((seq, f())), true),
             },
         };
         self.next += u64::from(added);
-        added
+        (&mut e.1, added)
     }
 
-    fn remove(&mut self, fd: &i64) -> Option<Fd> {
-        match usize::try_from(*fd) {
-            Ok(i) if *fd < Self::DENSE => self.dense.get_mut(i)?.take().map(|e| e.1),
-            _ => self.far.remove(fd).map(|e| e.1),
+    /// Adds `fd` last, unless it is there: whether it was added.
+    pub fn add(&mut self, fd: i64, f: impl FnOnce() -> T) -> bool {
+        self.get_or_add(fd, f).1
+    }
+
+    pub fn remove(&mut self, fd: &i64) -> Option<T> {
+        match Self::dense_at(*fd) {
+            Some(i) => self.dense.get_mut(i)?.take().map(|e| e.1),
+            None => self.far.remove(fd).map(|e| e.1),
         }
     }
 
     /// The descriptors in the order they appeared.
-    pub fn ordered(&self) -> Vec<(i64, &Fd)> {
+    pub fn ordered(&self) -> Vec<(i64, &T)> {
         let dense = self.dense.iter().enumerate();
         let dense = dense.filter_map(|(i, e)| e.as_ref().map(|e| (e.0, i as i64, &e.1)));
         let far = self.far.iter().map(|(k, e)| (e.0, *k, &e.1));
-        let mut v: Vec<(u64, i64, &Fd)> = dense.chain(far).collect();
+        let mut v: Vec<(u64, i64, &T)> = dense.chain(far).collect();
         v.sort_unstable_by_key(|e| e.0);
         v.into_iter().map(|e| (e.1, e.2)).collect()
     }
 
     /// Takes them all, in the order they appeared.
-    fn take(&mut self) -> Vec<(i64, Fd)> {
+    pub fn take(&mut self) -> Vec<(i64, T)> {
         let dense = std::mem::take(&mut self.dense).into_iter().enumerate();
         let dense = dense.filter_map(|(i, e)| e.map(|e| (e.0, i as i64, e.1)));
         let far = self.far.drain().map(|(k, e)| (e.0, k, e.1));
-        let mut v: Vec<(u64, i64, Fd)> = dense.chain(far).collect();
+        let mut v: Vec<(u64, i64, T)> = dense.chain(far).collect();
         v.sort_unstable_by_key(|e| e.0);
         v.into_iter().map(|e| (e.1, e.2)).collect()
     }
@@ -1086,5 +1104,28 @@ mod tests {
             .collect();
         assert_eq!(taken, want);
         assert!(fds.ordered().is_empty() && !fds.contains_key(&3) && !fds.contains_key(&far));
+    }
+
+    /// `get_or_add` gives the value there, or adds one last, near and far.
+    #[test]
+    fn get_or_add_keeps_what_is_there() {
+        let far = FdTable::<Vec<i64>>::DENSE;
+        let mut t = FdTable::<Vec<i64>>::default();
+        for n in [far, 2, far, 2] {
+            let (v, added) = t.get_or_add(n, Vec::new);
+            assert_eq!(added, v.is_empty());
+            v.push(n);
+        }
+        let (v, added) = t.get_or_add(0, || vec![9]);
+        assert!(added && *v == [9]);
+        let order: Vec<(i64, Vec<i64>)> = t
+            .ordered()
+            .into_iter()
+            .map(|(n, v)| (n, v.clone()))
+            .collect();
+        assert_eq!(
+            order,
+            [(far, vec![far, far]), (2, vec![2, 2]), (0, vec![9])]
+        );
     }
 }
