@@ -223,9 +223,15 @@ pub struct IrqRun {
 #[derive(Debug, Default)]
 pub struct Irqlog {
     stats: Irqstats,
+    /// The runs (the log only).
     pub log: Vec<IrqRun>,
     /// With [`Irqlog::freq`]: the buckets of its distributions.
     freq: Option<usize>,
+    /// Their durations, by (softirq, number), in the order the interrupts
+    /// first ended (distributions only: 8 bytes a run, not a log entry).
+    durations: crate::IndexMap<(bool, i64), Vec<i64>>,
+    /// The shortest and longest of all.
+    extent: Option<(i64, i64)>,
     /// How they are drawn.
     opts: crate::stats::FreqOpts,
     /// The interrupts they show (`--irq`/`--softirq`; the range of
@@ -290,12 +296,14 @@ impl Irqlog {
     }
 
     fn freq_tables(&self, res: usize, begin: i64, end: i64) -> Vec<Table> {
-        let mut by: BTreeMap<(bool, i64), Vec<i64>> = BTreeMap::new();
-        for r in self.log.iter().filter(|r| self.only.irq(r.hard, r.nr)) {
-            // Hard IRQs first (`!hard` sorts them before).
-            by.entry((!r.hard, r.nr)).or_default().push(r.end - r.begin);
-        }
-        let all: Vec<i64> = self.log.iter().map(|r| r.end - r.begin).collect();
+        // Hard IRQs first (`soft` false sorts them before), by number.
+        let mut by: Vec<(&(bool, i64), &Vec<i64>)> = self
+            .durations
+            .iter()
+            .filter(|((soft, nr), _)| self.only.irq(!soft, *nr))
+            .collect();
+        by.sort_unstable_by_key(|(k, _)| **k);
+        let all = self.extent.map_or(Vec::new(), |(lo, hi)| vec![lo, hi]);
         let (min, max) = self.opts.range(&all);
         let tables: Vec<Table> = by
             .iter()
@@ -311,6 +319,15 @@ impl Irqlog {
     }
 }
 
+impl Irqlog {
+    /// A run's duration, for the distributions.
+    fn add_duration(&mut self, soft: bool, nr: i64, d: i64) {
+        self.durations.entry((soft, nr)).or_default().push(d);
+        let (lo, hi) = self.extent.get_or_insert((d, d));
+        (*lo, *hi) = ((*lo).min(d), (*hi).max(d));
+    }
+}
+
 impl Listener for Irqlog {
     fn irq_entry(&mut self, irq: i64, name: Text) {
         self.stats.irq_entry(irq, name);
@@ -321,6 +338,10 @@ impl Listener for Irqlog {
             return;
         }
         self.stats.irq_exit(irq);
+        if self.freq.is_some() {
+            self.add_duration(false, irq.irq, irq.end - irq.begin);
+            return;
+        }
         self.log.push(IrqRun {
             hard: true,
             nr: irq.irq,
@@ -336,6 +357,10 @@ impl Listener for Irqlog {
             return;
         };
         self.stats.softirq_exit(irq);
+        if self.freq.is_some() {
+            self.add_duration(true, irq.vec, irq.end - begin);
+            return;
+        }
         self.log.push(IrqRun {
             hard: false,
             nr: irq.vec,
@@ -368,6 +393,8 @@ impl Analysis for Irqlog {
     fn begin(&mut self, ts: i64) {
         self.stats.begin(ts);
         self.log.clear();
+        self.durations.clear();
+        self.extent = None;
     }
 
     fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
