@@ -186,7 +186,6 @@ pub struct Filter {
 /// A descriptor's life in a process, and the bytes moved through it.
 #[derive(Debug, Clone)]
 struct FdLife {
-    fd: i64,
     filename: Arc<str>,
     kind: FdType,
     open: i64,
@@ -195,7 +194,53 @@ struct FdLife {
     write: i64,
 }
 
+impl FdLife {
+    /// The life of descriptor `f` from `open`.
+    fn new(f: &crate::state::Fd, open: i64) -> FdLife {
+        FdLife {
+            filename: f.filename.clone(),
+            kind: f.kind,
+            open,
+            close: None,
+            read: 0,
+            write: 0,
+        }
+    }
+}
+
+/// A descriptor number's lives in a process, in the order they began:
+/// the latest inline (in the table's slot: one memory access per read or
+/// write), the earlier ones when a table reads them
+/// ([`Io::keeps_lives`]).
+#[derive(Debug, Clone)]
+struct Lives {
+    earlier: Vec<FdLife>,
+    last: FdLife,
+}
+
+impl Lives {
+    fn new(life: FdLife) -> Lives {
+        Lives {
+            earlier: Vec::new(),
+            last: life,
+        }
+    }
+
+    /// A new life begins; the last one is kept if `keep`.
+    fn push(&mut self, life: FdLife, keep: bool) {
+        let old = std::mem::replace(&mut self.last, life);
+        if keep {
+            self.earlier.push(old);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &FdLife> {
+        self.earlier.iter().chain(std::iter::once(&self.last))
+    }
+}
+
 /// Read and written bytes.
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Rw {
     read: i64,
@@ -226,7 +271,7 @@ struct ProcIo {
     block: Rw,
     /// Each descriptor number's lives, in the order they began; numbers in
     /// the order they first appeared.
-    fds: FdTable<Vec<FdLife>>,
+    fds: FdTable<Lives>,
 }
 
 impl ProcIo {
@@ -245,24 +290,22 @@ impl ProcIo {
 
     /// The life of `fd` that is not over.
     fn current(&mut self, fd: i64) -> Option<&mut FdLife> {
-        self.fds
-            .get_mut(&fd)?
-            .last_mut()
-            .filter(|f| f.close.is_none())
+        Some(&mut self.fds.get_mut(&fd)?.last).filter(|f| f.close.is_none())
     }
 
     /// The life of `fd` that contains `ts` (lttng-analyses' binary
     /// search, with its quirk: an open life starting after `ts` ends it).
     fn at(&self, fd: i64, ts: i64) -> Option<&FdLife> {
-        let mut list = &self.fds.get(&fd)?[..];
-        while !list.is_empty() {
-            let mid = list.len() / 2;
-            let f = &list[mid];
+        let lives = self.fds.get(&fd)?;
+        let (mut lo, mut hi) = (0, lives.earlier.len() + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let f = lives.earlier.get(mid).unwrap_or(&lives.last);
             match f.close {
                 None => return (ts >= f.open).then_some(f),
                 Some(c) if f.open <= ts && ts <= c => return Some(f),
-                Some(_) if ts < f.open => list = &list[..mid],
-                Some(_) => list = &list[mid + 1..],
+                Some(_) if ts < f.open => hi = mid,
+                Some(_) => lo = mid + 1,
             }
         }
         None
@@ -643,7 +686,8 @@ impl Io {
     fn files(&self) -> Vec<FileRow> {
         let mut files: IndexMap<String, (Rw, IndexMap<i64, i64>)> = IndexMap::default();
         for p in self.tids.values() {
-            for life in p.fds.ordered().into_iter().flat_map(|(_, l)| l) {
+            let lives = p.fds.ordered().into_iter();
+            for (fd, life) in lives.flat_map(|(fd, l)| l.iter().map(move |life| (fd, life))) {
                 let mut name = life.filename.to_string();
                 if ["pipe", "socket", "anon_inode", "unknown"]
                     .iter()
@@ -654,7 +698,7 @@ impl Io {
                 let f = files.entry(name).or_default();
                 f.0.read += life.read;
                 f.0.write += life.write;
-                f.1.entry(p.pid.unwrap_or(p.tid)).or_insert(life.fd);
+                f.1.entry(p.pid.unwrap_or(p.tid)).or_insert(fd);
             }
         }
         files
@@ -682,22 +726,16 @@ fn latency_cells(d: &Durations) -> Vec<lami::Cell> {
 impl Listener for Io {
     fn create_fd(&mut self, parent: &Proc, fd: i64) {
         let Some(f) = parent.fds.get(&fd) else { return };
-        let life = FdLife {
-            fd,
-            filename: f.filename.clone(),
-            kind: f.kind,
-            open: self.now,
-            close: None,
-            read: 0,
-            write: 0,
-        };
+        let life = FdLife::new(f, self.now);
         let index = self.proc_entry(parent);
         let keep = self.keeps_lives();
-        let lives = self.tids[index].fds.get_or_add(fd, Vec::new).0;
-        if !keep {
-            lives.clear();
+        let fds = &mut self.tids[index].fds;
+        match fds.get_mut(&fd) {
+            Some(lives) => lives.push(life, keep),
+            None => {
+                fds.add(fd, || Lives::new(life));
+            }
         }
-        lives.push(life);
     }
 
     fn close_fd(&mut self, parent_tid: i64, fd: i64) {
@@ -713,21 +751,8 @@ impl Listener for Io {
         let Some(p) = self.tids.get_mut(&parent.tid) else {
             return;
         };
-        let lives = p.fds.get_or_add(fd, Vec::new).0;
-        if lives.is_empty() {
-            lives.push(FdLife {
-                fd,
-                filename: f.filename.clone(),
-                kind: f.kind,
-                open: now,
-                close: None,
-                read: 0,
-                write: 0,
-            });
-        }
-        if let Some(last) = lives.last_mut() {
-            last.filename = Arc::clone(&f.filename);
-        }
+        let lives = p.fds.get_or_add(fd, || Lives::new(FdLife::new(f, now))).0;
+        lives.last.filename = Arc::clone(&f.filename);
     }
 
     fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {
@@ -748,11 +773,9 @@ impl Listener for Io {
                 }
                 Some(have) => {
                     // (lttng-analyses' best effort to fix the name)
-                    let name = lives.last().map(|l| l.filename.clone());
-                    if let (Some(cur), Some(name)) = (have.last_mut(), name) {
-                        if cur.close.is_none() && cur.filename.is_empty() {
-                            cur.filename = name;
-                        }
+                    let cur = &mut have.last;
+                    if cur.close.is_none() && cur.filename.is_empty() {
+                        cur.filename = lives.last.filename;
                     }
                 }
             }
