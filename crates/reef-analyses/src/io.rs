@@ -348,6 +348,10 @@ impl DiskIo {
     }
 }
 
+/// Each thread's owner of descriptors (its index) and name; see
+/// [`Io::owners`].
+type Owners = Vec<(Option<usize>, Arc<str>)>;
+
 /// A file's name, bytes, and (process id, first descriptor) owners.
 type FileRow = (String, Rw, Vec<(i64, i64)>);
 
@@ -451,26 +455,29 @@ impl Io {
     }
 
     /// Each thread's (by index) owner of descriptors: its process as
-    /// known at the end, or itself.
-    fn owners(&self) -> Vec<Option<usize>> {
+    /// known at the end, or itself; and its name, shared by its rows.
+    fn owners(&self) -> Owners {
         let tids = self.tids.values().enumerate();
-        tids.map(|(i, p)| match p.pid {
-            Some(pid) => self.tids.get_index_of(&pid),
-            None => Some(i),
+        tids.map(|(i, p)| {
+            let owner = match p.pid {
+                Some(pid) => self.tids.get_index_of(&pid),
+                None => Some(i),
+            };
+            (owner, p.comm.as_str().into())
         })
         .collect()
     }
 
     /// The row of request `r` of thread `index` (its place in `tids`),
     /// with `owners` from [`Io::owners`].
-    fn request_row(&self, index: usize, r: &Request, owners: &[Option<usize>]) -> Vec<lami::Cell> {
-        let ps = &self.tids[index];
+    fn request_row(&self, index: usize, r: &Request, owners: &Owners) -> Vec<lami::Cell> {
+        let (owner, comm) = &owners[index];
         let (path, fd) = match r.fd {
             None => (lami::Cell::Null, lami::Cell::Null),
             Some(fd) => {
-                let owner = owners[index].map(|o| &self.tids[o]);
+                let owner = owner.map(|o| &self.tids[o]);
                 let path = match owner.and_then(|o| o.at(fd, r.end)) {
-                    Some(f) => lami::path(&f.filename),
+                    Some(f) => lami::path_shared(&f.filename),
                     None => lami::unknown(),
                 };
                 (path, lami::fd(fd))
@@ -480,9 +487,9 @@ impl Io {
             lami::time_range_cell(r.begin, r.end),
             self.out_of_range(r),
             lami::duration(r.end - r.begin),
-            lami::syscall(&r.name),
+            lami::syscall_shared(&r.name),
             r.size.map_or(lami::Cell::Null, lami::size),
-            lami::process(Some(&ps.comm), None, Some(r.tid)),
+            lami::process_shared(Some(comm), None, Some(r.tid)),
             path,
             fd,
         ]

@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap as HashMap;
+
 use crate::event::{Interest, Text};
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{HardIrq, Listener, SoftIrq, State};
@@ -402,8 +404,13 @@ impl Analysis for Irqlog {
             return self.freq_tables(res, begin, end);
         }
         let mut t = Table::new(&LOG_METADATA.tables[0], begin, end);
+        // (each interrupt's name made once, shared by its rows)
+        let mut names: HashMap<(bool, i64), std::sync::Arc<str>> = HashMap::default();
+        t.rows.reserve_exact(self.log.len());
         for r in &self.log {
-            let name = self.name(r.hard, r.nr);
+            let name = names
+                .entry((r.hard, r.nr))
+                .or_insert_with(|| self.name(r.hard, r.nr).into());
             let raised = match r.hard {
                 true => lami::Cell::Null,
                 false => r.raise.map_or_else(lami::unknown, lami::timestamp),
@@ -412,7 +419,7 @@ impl Analysis for Irqlog {
                 lami::time_range_cell(r.begin, r.end),
                 raised,
                 lami::cpu(r.cpu),
-                lami::irq(r.hard, r.nr, Some(&name)),
+                lami::irq_shared(r.hard, r.nr, Some(name)),
             ]);
         }
         vec![t]

@@ -7,6 +7,8 @@
 //!
 //! This module also renders result tables as text for people.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 /// One column of a table class.
@@ -266,7 +268,7 @@ pub enum Cell {
     Float(&'static str, f64),
     /// `{"class": CLASS, KEY: TEXT}`: string (`value`), path (`path`),
     /// disk, netif, syscall (`name`).
-    Text(&'static str, &'static str, Box<str>),
+    Text(&'static str, &'static str, Arc<str>),
     /// `{"class": CLASS, KEY: N}`: fd (`fd`), cpu (`id`).
     Id(&'static str, &'static str, i64),
     /// `{"class": "unknown"}`.
@@ -276,9 +278,9 @@ pub enum Cell {
     /// `{"class": "time-range", "begin": TIMESTAMP, "end": TIMESTAMP}`.
     TimeRange(i64, i64),
     /// `{"class": "process"}` with `name`, `pid`, `tid` when known.
-    Process(Option<Box<str>>, Option<i64>, Option<i64>),
+    Process(Option<Arc<str>>, Option<i64>, Option<i64>),
     /// `{"class": "irq", "hard": B, "nr": N}` with `name` when known.
-    Irq(bool, i64, Option<Box<str>>),
+    Irq(bool, i64, Option<Arc<str>>),
 }
 
 impl Cell {
@@ -313,13 +315,13 @@ impl serde::Serialize for Cell {
             Cell::Null | Cell::Unknown => {}
             Cell::Int(_, v) => m.serialize_entry("value", v)?,
             Cell::Float(_, x) => m.serialize_entry("value", x)?,
-            Cell::Text(_, key, t) => m.serialize_entry(key, t)?,
+            Cell::Text(_, key, t) => m.serialize_entry(key, &**t)?,
             Cell::Id(_, key, v) => m.serialize_entry(key, v)?,
             Cell::Bool(v) => m.serialize_entry("value", v)?,
             Cell::TimeRange(_, e) => m.serialize_entry("end", &Cell::Int("timestamp", *e))?,
             Cell::Process(name, pid, tid) => {
                 if let Some(n) = name {
-                    m.serialize_entry("name", n)?;
+                    m.serialize_entry("name", &**n)?;
                 }
                 if let Some(p) = pid {
                     m.serialize_entry("pid", p)?;
@@ -331,7 +333,7 @@ impl serde::Serialize for Cell {
             Cell::Irq(hard, nr, name) => {
                 m.serialize_entry("hard", hard)?;
                 if let Some(n) = name {
-                    m.serialize_entry("name", n)?;
+                    m.serialize_entry("name", &**n)?;
                 }
                 m.serialize_entry("nr", nr)?;
             }
@@ -391,12 +393,23 @@ pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Cell {
     Cell::Process(name.map(Into::into), pid, tid)
 }
 
+/// [`process`] with a name the caller shares (a log's rows name the same
+/// threads again and again).
+pub fn process_shared(name: Option<&Arc<str>>, pid: Option<i64>, tid: Option<i64>) -> Cell {
+    Cell::Process(name.cloned(), pid, tid)
+}
+
 pub fn size(bytes: i64) -> Cell {
     Cell::Int("size", bytes)
 }
 
 pub fn path(p: &str) -> Cell {
     Cell::Text("path", "path", p.into())
+}
+
+/// [`path`] with a shared name.
+pub fn path_shared(p: &Arc<str>) -> Cell {
+    Cell::Text("path", "path", Arc::clone(p))
 }
 
 pub fn fd(fd: i64) -> Cell {
@@ -419,8 +432,18 @@ pub fn syscall(name: &str) -> Cell {
     Cell::Text("syscall", "name", name.into())
 }
 
+/// [`syscall`] with a shared name.
+pub fn syscall_shared(name: &Arc<str>) -> Cell {
+    Cell::Text("syscall", "name", Arc::clone(name))
+}
+
 pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Cell {
     Cell::Irq(hard, nr, name.map(Into::into))
+}
+
+/// [`irq`] with a shared name.
+pub fn irq_shared(hard: bool, nr: i64, name: Option<&Arc<str>>) -> Cell {
+    Cell::Irq(hard, nr, name.cloned())
 }
 
 /// A cell as text: durations in microseconds, ratios in percent, times in
@@ -504,17 +527,11 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
 
 /// Appends the decimal digits of `v`, at least `width` of them (zeros
 /// ahead).
-fn push_digits(out: &mut String, mut v: u64, width: usize) {
-    let mut buf = [b'0'; 20];
-    let mut i = buf.len();
-    while v > 0 {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    let from = i.min(buf.len() - width.clamp(1, buf.len()));
-    // (ASCII digits: always UTF-8)
-    out.push_str(std::str::from_utf8(&buf[from..]).unwrap_or_default());
+fn push_digits(out: &mut String, v: u64, width: usize) {
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(v);
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(digits.len())));
+    out.push_str(digits);
 }
 
 /// Appends `v` as `{v}` writes it.
@@ -579,6 +596,15 @@ fn header(col: &Column) -> String {
     }
 }
 
+/// The width of `s` in characters (its bytes when ASCII, as most cells).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
 /// Writes a table as aligned text to `out`: its title, then a header line
 /// and one line per row; text columns are left-aligned, numbers
 /// right-aligned. The lines go out as they are made (a log has millions:
@@ -597,7 +623,7 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
     let mut ends: Vec<usize> = Vec::with_capacity((t.rows.len() + 1) * n);
     let mut width = vec![0usize; n];
     let mut put = |i: usize, text: &mut String, start: usize| {
-        width[i] = width[i].max(text[start..].chars().count());
+        width[i] = width[i].max(chars(&text[start..]));
         ends.push(text.len());
     };
     for (i, h) in heads.iter().enumerate().take(n) {
@@ -630,7 +656,7 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
         for (i, &end) in row.iter().enumerate() {
             let c = &text[start..end];
             start = end;
-            let pad = width[i] - c.chars().count();
+            let pad = width[i] - chars(c);
             if i > 0 {
                 line.push_str("  ");
             }

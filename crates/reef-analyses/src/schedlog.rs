@@ -14,6 +14,10 @@
 //! ([`Schedlog::freq`]: a frequency distribution in total, per woken
 //! thread by tid, per priority; see [`crate::stats::freq_rows`]).
 
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
+
 use crate::event::Interest;
 use crate::lami::{self, col, Metadata, Table, TableClass};
 use crate::state::{Listener, State, Switch};
@@ -46,8 +50,8 @@ pub struct SchedLatency {
     pub switch: i64,
     pub prio: Option<i64>,
     pub cpu: i64,
-    pub wakee: (i64, String, Option<i64>),
-    pub waker: Option<(i64, String, Option<i64>)>,
+    pub wakee: (i64, Arc<str>, Option<i64>),
+    pub waker: Option<(i64, Arc<str>, Option<i64>)>,
 }
 
 /// The table of the top latencies.
@@ -142,6 +146,8 @@ pub struct Schedlog {
     output: Output,
     /// How the distributions are drawn.
     opts: crate::stats::FreqOpts,
+    /// Each thread's name as last recorded, shared by its latencies.
+    names: HashMap<i64, Arc<str>>,
 }
 
 impl Schedlog {
@@ -171,17 +177,23 @@ impl Schedlog {
         }
     }
 
-    fn row(&self, state: &State, l: &SchedLatency) -> Vec<lami::Cell> {
+    /// The row of `l`; `known` holds the cells of the threads the model
+    /// knows at the end, made once each.
+    fn row(
+        state: &State,
+        known: &mut HashMap<i64, lami::Cell>,
+        l: &SchedLatency,
+    ) -> Vec<lami::Cell> {
         vec![
             lami::timestamp(l.wakeup),
             lami::timestamp(l.switch),
             lami::duration(l.switch - l.wakeup),
             l.prio.map_or(lami::Cell::Null, lami::number),
             lami::cpu(l.cpu),
-            process(state, &l.wakee),
+            process(state, known, &l.wakee),
             l.waker
                 .as_ref()
-                .map_or(lami::Cell::Null, |w| process(state, w)),
+                .map_or(lami::Cell::Null, |w| process(state, known, w)),
         ]
     }
 
@@ -244,8 +256,15 @@ impl Listener for Schedlog {
             return;
         };
         let lat = sw.ts - wakeup;
-        let latency = || {
-            let who = |p: &crate::state::Proc| (p.tid, p.comm.clone(), p.pid);
+        let names = &mut self.names;
+        let mut latency = || {
+            let mut who = |p: &crate::state::Proc| {
+                let name = names.entry(p.tid).or_insert_with(|| p.comm.as_str().into());
+                if **name != *p.comm {
+                    *name = p.comm.as_str().into();
+                }
+                (p.tid, Arc::clone(name), p.pid)
+            };
             SchedLatency {
                 wakeup,
                 switch: sw.ts,
@@ -281,12 +300,22 @@ impl Listener for Schedlog {
     }
 }
 
-/// A thread as the log names it: as the model knows it at the end, else
-/// as it was known then.
-fn process(state: &State, t: &(i64, String, Option<i64>)) -> lami::Cell {
+/// A thread as the log names it: as the model knows it at the end (its
+/// cell made once, in `known`), else as it was known then.
+fn process(
+    state: &State,
+    known: &mut HashMap<i64, lami::Cell>,
+    t: &(i64, Arc<str>, Option<i64>),
+) -> lami::Cell {
+    if let Some(c) = known.get(&t.0) {
+        return c.clone();
+    }
     match state.tids.get(&t.0) {
-        Some(p) => lami::process(Some(&p.comm), p.pid, Some(p.tid)),
-        None => lami::process(Some(&t.1), t.2, Some(t.0)),
+        Some(p) => known
+            .entry(t.0)
+            .or_insert_with(|| lami::process(Some(&p.comm), p.pid, Some(p.tid)))
+            .clone(),
+        None => lami::process_shared(Some(&t.1), t.2, Some(t.0)),
     }
 }
 
@@ -308,6 +337,7 @@ impl Analysis for Schedlog {
     }
     fn begin(&mut self, _ts: i64) {
         self.log.clear();
+        self.names.clear();
         self.lats.clear();
         self.top.clear();
         self.seen = 0;
@@ -317,7 +347,9 @@ impl Analysis for Schedlog {
         match self.output {
             Output::Log => {
                 let mut t = Table::new(&METADATA.tables[0], begin, end);
-                t.rows = self.log.iter().map(|l| self.row(state, l)).collect();
+                let mut known = HashMap::default();
+                let rows = self.log.iter().map(|l| Self::row(state, &mut known, l));
+                t.rows = rows.collect();
                 vec![t]
             }
             Output::Top(limit) => {
@@ -332,7 +364,9 @@ impl Analysis for Schedlog {
                 // Stable: ties keep the log's order, as lttng-schedtop.
                 top.sort_by_key(|l| std::cmp::Reverse(l.switch - l.wakeup));
                 let mut t = Table::new(&TOP, begin, end);
-                t.rows = top.iter().take(limit).map(|l| self.row(state, l)).collect();
+                let mut known = HashMap::default();
+                let rows = top.iter().take(limit);
+                t.rows = rows.map(|l| Self::row(state, &mut known, l)).collect();
                 vec![t]
             }
             Output::Freq(groups, res) => self.freq_tables(groups, res, begin, end),
