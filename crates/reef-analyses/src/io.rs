@@ -247,7 +247,7 @@ struct Rw {
     write: i64,
 }
 
-/// A request as listed (log, top).
+/// A request as listed (log, top), kept with the index of its thread.
 #[derive(Debug, Clone)]
 struct Request {
     begin: i64,
@@ -255,7 +255,6 @@ struct Request {
     op: IoOp,
     name: std::sync::Arc<str>,
     size: Option<i64>,
-    tid: i64,
     fd: Option<i64>,
 }
 
@@ -348,9 +347,9 @@ impl DiskIo {
     }
 }
 
-/// Each thread's owner of descriptors (its index) and name; see
+/// Each thread's owner of descriptors (its index) and process cell; see
 /// [`Io::owners`].
-type Owners = Vec<(Option<usize>, Arc<str>)>;
+type Owners = Vec<(Option<usize>, lami::Cell)>;
 
 /// A file's name, bytes, and (process id, first descriptor) owners.
 type FileRow = (String, Rw, Vec<(i64, i64)>);
@@ -455,7 +454,7 @@ impl Io {
     }
 
     /// Each thread's (by index) owner of descriptors: its process as
-    /// known at the end, or itself; and its name, shared by its rows.
+    /// known at the end, or itself; and its cell, shared by its rows.
     fn owners(&self) -> Owners {
         let tids = self.tids.values().enumerate();
         tids.map(|(i, p)| {
@@ -463,7 +462,7 @@ impl Io {
                 Some(pid) => self.tids.get_index_of(&pid),
                 None => Some(i),
             };
-            (owner, p.comm.as_str().into())
+            (owner, lami::process(Some(&p.comm), None, Some(p.tid)))
         })
         .collect()
     }
@@ -471,7 +470,7 @@ impl Io {
     /// The row of request `r` of thread `index` (its place in `tids`),
     /// with `owners` from [`Io::owners`].
     fn request_row(&self, index: usize, r: &Request, owners: &Owners) -> Vec<lami::Cell> {
-        let (owner, comm) = &owners[index];
+        let (owner, thread) = &owners[index];
         let (path, fd) = match r.fd {
             None => (lami::Cell::Null, lami::Cell::Null),
             Some(fd) => {
@@ -489,7 +488,7 @@ impl Io {
             lami::duration(r.end - r.begin),
             lami::syscall_shared(&r.name),
             r.size.map_or(lami::Cell::Null, lami::size),
-            lami::process_shared(Some(comm), None, Some(r.tid)),
+            thread.clone(),
             path,
             fd,
         ]
@@ -849,7 +848,6 @@ impl Listener for Io {
                     op: rq.op,
                     name: rq.name.clone(),
                     size: rq.size,
-                    tid: proc.tid,
                     fd: rq.fd,
                 },
             ));

@@ -255,9 +255,9 @@ pub fn write_results(tables: &[Table], out: &mut impl std::io::Write) -> std::io
     out.write_all(b"]}")
 }
 
-/// A LAMI cell, held compactly (a log keeps millions of them: as JSON
-/// objects they took ~600 bytes each); [`Cell::to_value`] gives its JSON
-/// object, which is also how it serializes.
+/// A LAMI cell, held compactly in 32 bytes (a log keeps millions of
+/// them: as JSON objects they took ~600 bytes each); [`Cell::to_value`]
+/// gives its JSON object, which is also how it serializes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     /// An empty cell (JSON `null`).
@@ -266,21 +266,30 @@ pub enum Cell {
     Int(&'static str, i64),
     /// `{"class": CLASS, "value": X}`: duration, ratio.
     Float(&'static str, f64),
-    /// `{"class": CLASS, KEY: TEXT}`: string (`value`), path (`path`),
-    /// disk, netif, syscall (`name`).
-    Text(&'static str, &'static str, Arc<str>),
-    /// `{"class": CLASS, KEY: N}`: fd (`fd`), cpu (`id`).
-    Id(&'static str, &'static str, i64),
+    /// `{"class": CLASS, KEY: TEXT}` with (CLASS, KEY): string (`value`),
+    /// path (`path`), disk, netif, syscall (`name`).
+    Text(&'static (&'static str, &'static str), Arc<str>),
+    /// `{"class": CLASS, KEY: N}` with (CLASS, KEY): fd (`fd`), cpu (`id`).
+    Id(&'static (&'static str, &'static str), i64),
     /// `{"class": "unknown"}`.
     Unknown,
     /// `{"class": "bool", "value": B}` (`null` when unknown).
     Bool(Option<bool>),
     /// `{"class": "time-range", "begin": TIMESTAMP, "end": TIMESTAMP}`.
     TimeRange(i64, i64),
-    /// `{"class": "process"}` with `name`, `pid`, `tid` when known.
-    Process(Option<Arc<str>>, Option<i64>, Option<i64>),
+    /// `{"class": "process"}` with `name`, `pid`, `tid` when known
+    /// (shared: a log's rows name the same threads again and again).
+    Process(Arc<ProcessCell>),
     /// `{"class": "irq", "hard": B, "nr": N}` with `name` when known.
     Irq(bool, i64, Option<Arc<str>>),
+}
+
+/// A [`Cell::Process`]'s members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessCell {
+    pub name: Option<Arc<str>>,
+    pub pid: Option<i64>,
+    pub tid: Option<i64>,
 }
 
 impl Cell {
@@ -299,7 +308,8 @@ impl serde::Serialize for Cell {
         use serde::ser::SerializeMap;
         let class = match self {
             Cell::Null => return s.serialize_unit(),
-            Cell::Int(c, _) | Cell::Float(c, _) | Cell::Text(c, ..) | Cell::Id(c, ..) => *c,
+            Cell::Int(c, _) | Cell::Float(c, _) => *c,
+            Cell::Text((c, _), _) | Cell::Id((c, _), _) => *c,
             Cell::Unknown => "unknown",
             Cell::Bool(_) => "bool",
             Cell::TimeRange(..) => "time-range",
@@ -315,11 +325,12 @@ impl serde::Serialize for Cell {
             Cell::Null | Cell::Unknown => {}
             Cell::Int(_, v) => m.serialize_entry("value", v)?,
             Cell::Float(_, x) => m.serialize_entry("value", x)?,
-            Cell::Text(_, key, t) => m.serialize_entry(key, &**t)?,
-            Cell::Id(_, key, v) => m.serialize_entry(key, v)?,
+            Cell::Text((_, key), t) => m.serialize_entry(key, &**t)?,
+            Cell::Id((_, key), v) => m.serialize_entry(key, v)?,
             Cell::Bool(v) => m.serialize_entry("value", v)?,
             Cell::TimeRange(_, e) => m.serialize_entry("end", &Cell::Int("timestamp", *e))?,
-            Cell::Process(name, pid, tid) => {
+            Cell::Process(p) => {
+                let ProcessCell { name, pid, tid } = &**p;
                 if let Some(n) = name {
                     m.serialize_entry("name", &**n)?;
                 }
@@ -368,7 +379,7 @@ pub fn ratio(r: f64) -> Cell {
 }
 
 pub fn string(s: &str) -> Cell {
-    Cell::Text("string", "value", s.into())
+    Cell::Text(&("string", "value"), s.into())
 }
 
 pub fn unknown() -> Cell {
@@ -390,13 +401,15 @@ pub fn time_range(begin: i64, end: i64) -> Value {
 }
 
 pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Cell {
-    Cell::Process(name.map(Into::into), pid, tid)
+    let name = name.map(Into::into);
+    Cell::Process(Arc::new(ProcessCell { name, pid, tid }))
 }
 
 /// [`process`] with a name the caller shares (a log's rows name the same
 /// threads again and again).
 pub fn process_shared(name: Option<&Arc<str>>, pid: Option<i64>, tid: Option<i64>) -> Cell {
-    Cell::Process(name.cloned(), pid, tid)
+    let name = name.cloned();
+    Cell::Process(Arc::new(ProcessCell { name, pid, tid }))
 }
 
 pub fn size(bytes: i64) -> Cell {
@@ -404,37 +417,37 @@ pub fn size(bytes: i64) -> Cell {
 }
 
 pub fn path(p: &str) -> Cell {
-    Cell::Text("path", "path", p.into())
+    Cell::Text(&("path", "path"), p.into())
 }
 
 /// [`path`] with a shared name.
 pub fn path_shared(p: &Arc<str>) -> Cell {
-    Cell::Text("path", "path", Arc::clone(p))
+    Cell::Text(&("path", "path"), Arc::clone(p))
 }
 
 pub fn fd(fd: i64) -> Cell {
-    Cell::Id("fd", "fd", fd)
+    Cell::Id(&("fd", "fd"), fd)
 }
 
 pub fn disk(name: &str) -> Cell {
-    Cell::Text("disk", "name", name.into())
+    Cell::Text(&("disk", "name"), name.into())
 }
 
 pub fn netif(name: &str) -> Cell {
-    Cell::Text("netif", "name", name.into())
+    Cell::Text(&("netif", "name"), name.into())
 }
 
 pub fn cpu(id: i64) -> Cell {
-    Cell::Id("cpu", "id", id)
+    Cell::Id(&("cpu", "id"), id)
 }
 
 pub fn syscall(name: &str) -> Cell {
-    Cell::Text("syscall", "name", name.into())
+    Cell::Text(&("syscall", "name"), name.into())
 }
 
 /// [`syscall`] with a shared name.
 pub fn syscall_shared(name: &Arc<str>) -> Cell {
-    Cell::Text("syscall", "name", Arc::clone(name))
+    Cell::Text(&("syscall", "name"), Arc::clone(name))
 }
 
 pub fn irq(hard: bool, nr: i64, name: Option<&str>) -> Cell {
@@ -479,8 +492,8 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
             }
             None => out.push('?'),
         },
-        Cell::Text(_, _, t) => out.push_str(t),
-        Cell::Id("cpu" | "fd", _, v) => push_int(out, *v),
+        Cell::Text(_, t) => out.push_str(t),
+        Cell::Id(("cpu" | "fd", _), v) => push_int(out, *v),
         Cell::Unknown => out.push('?'),
         Cell::Bool(Some(true)) => out.push_str("yes"),
         Cell::Bool(Some(false)) => out.push_str("no"),
@@ -492,7 +505,8 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
             push_seconds(out, *e);
             out.push(']');
         }
-        Cell::Process(name, pid, tid) => {
+        Cell::Process(p) => {
+            let ProcessCell { name, pid, tid } = &**p;
             out.push_str(name.as_deref().unwrap_or(""));
             match (pid, tid) {
                 (Some(p), Some(t)) => {
@@ -691,6 +705,12 @@ mod tests {
             col("Count", "number"),
         ],
     };
+
+    /// A cell stays 32 bytes: a log holds millions (8 per row).
+    #[test]
+    fn cells_are_32_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 32);
+    }
 
     /// The cells written digit by digit read as the formatting machinery
     /// writes them (`format!` of the value as it was written before).
