@@ -788,6 +788,12 @@ impl Listener for Io {
         }
     }
 
+    fn io_rq_entry(&mut self, parent_tid: i64, fd: i64) {
+        if let Some(p) = self.tids.get(&parent_tid) {
+            p.fds.prefetch(fd);
+        }
+    }
+
     fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
         // (the thread's and its process's places in `tids`: one lookup
         // each)

@@ -127,6 +127,30 @@ impl<T> FdTable<T> {
         self.slot(*fd).is_some()
     }
 
+    /// Asks the processor to bring `fd`'s slot into its cache, if the
+    /// table holds it: a system call's entry does, so that its exit finds
+    /// the slot there (a process with many descriptors misses the cache
+    /// on each).
+    pub fn prefetch(&self, fd: i64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = Self::dense_at(fd).and_then(|i| self.dense.get(i)) {
+            let at = (slot as *const Option<(u64, T)>).cast::<i8>();
+            // (every cache line of the slot: `io`'s span two)
+            for off in (0..std::mem::size_of::<Option<(u64, T)>>()).step_by(64) {
+                // SAFETY: a prefetch only hints the cache; the addresses
+                // are inside a live element of `dense`, and a prefetch
+                // never faults anyway.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        at.wrapping_add(off),
+                    )
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = fd;
+    }
+
     /// The value of `fd`, added last with `f` unless it is there; and
     /// whether it was added.
     pub fn get_or_add(&mut self, fd: i64, f: impl FnOnce() -> T) -> (&mut T, bool) {
@@ -204,12 +228,36 @@ pub struct Fd {
 
 impl Fd {
     /// A descriptor first seen in use: nothing is known of it.
-    fn unknown() -> Fd {
+    fn unknown(names: &mut Names) -> Fd {
         Fd {
-            filename: "unknown".into(),
+            filename: names.get("unknown"),
             kind: FdType::Unknown,
             cloexec: false,
         }
+    }
+}
+
+/// The descriptors' file names, each held once: the descriptors of a file
+/// share its name, so closing one touches a name in the cache, not one of
+/// its own (a trace opens the same files again and again). At most
+/// `Names::MAX` distinct names are held; others are not shared.
+#[derive(Debug, Default)]
+pub struct Names {
+    held: rustc_hash::FxHashSet<Arc<str>>,
+}
+
+impl Names {
+    const MAX: usize = 1 << 16;
+
+    pub fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.held.get(name) {
+            return Arc::clone(n);
+        }
+        let n: Arc<str> = name.into();
+        if self.held.len() < Self::MAX {
+            self.held.insert(Arc::clone(&n));
+        }
+        n
     }
 }
 
@@ -368,6 +416,9 @@ pub trait Listener {
     fn update_fd(&mut self, parent: &Proc, fd: i64) {}
     /// Thread `proc` turns out to belong to process `parent`.
     fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {}
+    /// An I/O system call on descriptor `fd` of process `parent_tid`
+    /// began (a hint: its exit follows, through `io_rq_exit`).
+    fn io_rq_entry(&mut self, parent_tid: i64, fd: i64) {}
     /// An I/O system call of `proc` (of process `parent`) ended.
     fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {}
 }
@@ -443,6 +494,19 @@ pub struct State {
     pub page_count: u64,
     pub disks: HashMap<i64, Disk>,
     remaps: Vec<Remap>,
+    /// The descriptors' file names.
+    names: Names,
+}
+
+/// Thread `tid` of `tids`, added if it is not there.
+fn proc_in(tids: &mut HashMap<i64, Proc>, tid: i64) -> &mut Proc {
+    tids.entry(tid).or_insert_with(|| {
+        let mut p = Proc::new(tid);
+        if tid == 0 {
+            p.pid = Some(0);
+        }
+        p
+    })
 }
 
 /// Thread `tid` (`p`; not the idle one, 0) has priority `prio` at `ts`:
@@ -464,13 +528,7 @@ impl State {
     }
 
     fn proc(&mut self, tid: i64) -> &mut Proc {
-        self.tids.entry(tid).or_insert_with(|| {
-            let mut p = Proc::new(tid);
-            if tid == 0 {
-                p.pid = Some(0);
-            }
-            p
-        })
+        proc_in(&mut self.tids, tid)
     }
 
     /// The thread running on `cpu`, if known.
@@ -554,8 +612,9 @@ impl State {
             if a.family == Some(AF_INET) {
                 if let Some(fd) = a.fd {
                     let parent = self.parent_of(tid);
-                    if let (Some(f), Some(addr)) = (self.proc(parent).fds.get_mut(&fd), &a.v4addr) {
-                        f.filename = Arc::from(addr.as_str());
+                    let fds = &mut proc_in(&mut self.tids, parent).fds;
+                    if let (Some(f), Some(addr)) = (fds.get_mut(&fd), &a.v4addr) {
+                        f.filename = self.names.get(addr);
                     }
                     // (lttng-analyses tells the thread, not its process)
                     let p = &self.tids[&tid];
@@ -584,12 +643,12 @@ impl State {
         let io = match a.call {
             IoCall::Other => return,
             IoCall::Open => Some(open(Fd {
-                filename: Arc::from(a.filename.as_deref().unwrap_or("unknown")),
+                filename: self.names.get(a.filename.as_deref().unwrap_or("unknown")),
                 kind: FdType::Disk,
                 cloexec: cloexec(a.flags),
             })),
             IoCall::Socket => Some(open(Fd {
-                filename: "socket".into(),
+                filename: self.names.get("socket"),
                 kind: FdType::Net,
                 cloexec: false,
             })),
@@ -613,7 +672,7 @@ impl State {
                     let mut f = old
                         .and_then(|o| self.tids[&parent].fds.get(&o))
                         .cloned()
-                        .unwrap_or_else(Fd::unknown);
+                        .unwrap_or_else(|| Fd::unknown(&mut self.names));
                     f.cloexec = a.call == IoCall::Dup3 && cloexec(a.flags);
                     Some(open(f))
                 }
@@ -627,6 +686,15 @@ impl State {
             IoCall::Sync => Some(rq(IoOp::Sync, None)),
             IoCall::SyncFd => Some(rq(IoOp::Sync, a.fd)),
         };
+        // The exit reads the descriptor's slot, here and in the listener:
+        // asked for now, it arrives while other events are read.
+        if let Some(fd) = io.as_ref().and_then(|r| r.fd) {
+            let parent = self.parent_of(tid);
+            if let Some(p) = self.tids.get(&parent) {
+                p.fds.prefetch(fd);
+            }
+            l.io_rq_entry(parent, fd);
+        }
         if let Some(call) = &mut self.proc(tid).syscall {
             call.io = io;
         }
@@ -646,9 +714,9 @@ impl State {
         let parent = self.parent_of(tid);
         if ret >= 0 {
             if let Some(fd) = rq.fd {
-                let opens = &rq.opens;
-                let fds = &mut self.proc(parent).fds;
-                if fds.add(fd, || opens.clone().unwrap_or_else(Fd::unknown)) {
+                let (opens, names) = (&rq.opens, &mut self.names);
+                let fds = &mut proc_in(&mut self.tids, parent).fds;
+                if fds.add(fd, || opens.clone().unwrap_or_else(|| Fd::unknown(names))) {
                     l.create_fd(&self.tids[&parent], fd);
                 }
             }
@@ -937,12 +1005,13 @@ impl State {
                     pid: Some(*pid),
                     ..Proc::default()
                 });
+                let filename = self.names.get(filename);
                 if let Some(f) = p.fds.get_mut(fd) {
-                    f.filename = Arc::from(&**filename);
+                    f.filename = filename;
                     l.update_fd(p, *fd);
                 } else {
                     p.fds.add(*fd, || Fd {
-                        filename: Arc::from(&**filename),
+                        filename,
                         kind: FdType::Unknown,
                         cloexec: flags & O_CLOEXEC != 0,
                     });
@@ -1104,6 +1173,21 @@ mod tests {
             .collect();
         assert_eq!(taken, want);
         assert!(fds.ordered().is_empty() && !fds.contains_key(&3) && !fds.contains_key(&far));
+    }
+
+    /// A file name asked for again is the same allocation; past
+    /// `Names::MAX` names, new ones are right but not held.
+    #[test]
+    fn file_names_are_shared() {
+        let mut n = Names::default();
+        let a = n.get("/etc/passwd");
+        assert!(Arc::ptr_eq(&a, &n.get("/etc/passwd")) && &*a == "/etc/passwd");
+        for i in 0..Names::MAX {
+            n.get(&i.to_string());
+        }
+        let (c, d) = (n.get("late"), n.get("late"));
+        assert!(&*c == "late" && &*d == "late" && !Arc::ptr_eq(&c, &d));
+        assert!(Arc::ptr_eq(&a, &n.get("/etc/passwd")));
     }
 
     /// `get_or_add` gives the value there, or adds one last, near and far.
