@@ -610,6 +610,16 @@ fn header(col: &Column) -> String {
     }
 }
 
+/// Appends `n` spaces.
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
 /// The width of `s` in characters (its bytes when ASCII, as most cells).
 fn chars(s: &str) -> usize {
     if s.is_ascii() {
@@ -677,10 +687,10 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
             if left[i] {
                 line.push_str(c);
                 if i + 1 < n {
-                    line.extend(std::iter::repeat_n(' ', pad));
+                    push_spaces(&mut line, pad);
                 }
             } else {
-                line.extend(std::iter::repeat_n(' ', pad));
+                push_spaces(&mut line, pad);
                 line.push_str(c);
             }
         }
