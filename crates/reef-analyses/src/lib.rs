@@ -24,9 +24,12 @@
 //! # Ok::<(), reef_analyses::AnalyseError>(())
 //! ```
 //!
-//! Memory is bounded by the number of threads, CPUs and distinct system
-//! calls/IRQs in the trace, never by its length: statistics are running
-//! sums, not lists of events.
+//! The statistics' memory is bounded by the number of threads, CPUs,
+//! descriptors and distinct system calls/IRQs in the trace, never by its
+//! length: they are running sums, not lists of events. The logs, the
+//! tops and the frequency distributions keep a record per latency,
+//! request or handler run they list or count (a limited scheduling top
+//! keeps at most its limit).
 
 pub mod cputop;
 pub mod event;
