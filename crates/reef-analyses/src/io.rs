@@ -240,7 +240,6 @@ impl Lives {
 }
 
 /// Read and written bytes.
-
 #[derive(Debug, Clone, Copy, Default)]
 struct Rw {
     read: i64,

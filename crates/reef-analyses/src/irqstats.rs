@@ -229,8 +229,8 @@ pub struct Irqlog {
     pub log: Vec<IrqRun>,
     /// With [`Irqlog::freq`]: the buckets of its distributions.
     freq: Option<usize>,
-    /// Their durations, by (softirq, number), in the order the interrupts
-    /// first ended (distributions only: 8 bytes a run, not a log entry).
+    /// The distributions' durations, by (softirq, number), in the order
+    /// the interrupts first ended (8 bytes a run, not a log entry).
     durations: crate::IndexMap<(bool, i64), Vec<i64>>,
     /// The shortest and longest of all.
     extent: Option<(i64, i64)>,
