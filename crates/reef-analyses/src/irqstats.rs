@@ -305,6 +305,7 @@ impl Irqlog {
             .filter(|((soft, nr), _)| self.only.irq(!soft, *nr))
             .collect();
         by.sort_unstable_by_key(|(k, _)| **k);
+        // (the range of all durations needs only their extremes)
         let all = self.extent.map_or(Vec::new(), |(lo, hi)| vec![lo, hi]);
         let (min, max) = self.opts.range(&all);
         let tables: Vec<Table> = by
