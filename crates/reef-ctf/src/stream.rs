@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::decode::{decode_scope, Cursor, State, Value};
 use crate::plan::Meaning;
-use crate::prog::exec;
+use crate::prog::{exec, QuickSkim};
 use crate::trace::{stream_of_packet, StreamFile, Trace, TraceClass};
 use crate::Error;
 
@@ -153,7 +153,27 @@ pub struct StreamCursor {
     /// `release_later` already (large packets are released as they are
     /// read).
     behind: u64,
+    /// By event id: the classes the skimming loops cross by their id
+    /// alone ([`Crossing`]), learnt as they decode them.
+    crossing: Vec<Crossing>,
 }
+
+/// An event class the skimming loops ([`StreamCursor::skim_run`],
+/// [`StreamCursor::skim_bodies`]) cross without the decoder: when the
+/// stream's event header is an `(id, timestamp)` pair of byte-aligned
+/// little-endian integers ([`crate::prog::Prog::id_ts`]) with no common
+/// context, and the class's values are not wanted and its body has a
+/// [`QuickSkim`], an event of it is crossed by reading its id and time and
+/// skipping its body, which is what the decoder would do, at a fraction
+/// of the instructions. (index into the stream class's events, its skim);
+/// `u32::MAX`: not (yet) known as such.
+type Crossing = (u32, QuickSkim);
+
+const UNKNOWN: Crossing = (u32::MAX, QuickSkim::NONE);
+
+/// Event ids up to which [`Crossing`]s are kept (larger ones take the
+/// decoder).
+const CROSSING_IDS: u64 = 4096;
 
 impl Drop for StreamCursor {
     /// Releases what the cursor still holds mapped (a reader stopping in
@@ -206,6 +226,7 @@ impl StreamCursor {
             want: None,
             release_chunk: RELEASE_CHUNK,
             behind: 0,
+            crossing: Vec::new(),
         }
     }
 
@@ -224,6 +245,7 @@ impl StreamCursor {
     /// stream class's events (`EventData::event`); `None`: no exception.
     pub fn values_of(&mut self, want: Option<Arc<[bool]>>) {
         self.want = want;
+        self.crossing.clear();
     }
 
     /// Releases the pages of read packets once this many bytes of them are
@@ -765,19 +787,28 @@ impl StreamCursor {
             return Ok(());
         }
         self.release_behind();
+        let mut crossing = std::mem::take(&mut self.crossing);
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
+            self.crossing = crossing;
             return Ok(());
         }
+        let shape = p.crossing_shape();
         let mut done = 0u64;
         let mut result = Ok(());
         while p.cur.pos < p.cur.end {
             let (start, clock) = (p.cur.pos, p.st.clock);
             // The event's class, time and values are not wanted: only its
             // time is, from the clock.
-            if let Err(e) = p.decode::<false>() {
-                result = Err(e);
-                break;
+            match shape.and_then(|sh| p.cross(sh, &crossing)) {
+                Some(_) => {}
+                None => match p.decode::<false>() {
+                    Ok((idx, _)) => p.learn(shape, &mut crossing, idx),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                },
             }
             let cy = p.st.clock;
             if cy < *last || cy < lo || cy > hi {
@@ -791,6 +822,7 @@ impl StreamCursor {
         }
         *n += done;
         self.pos = p.cur.pos;
+        self.crossing = crossing;
         result
     }
 }
@@ -833,10 +865,13 @@ impl StreamCursor {
             return Ok(false);
         }
         self.release_behind();
+        let mut crossing = std::mem::take(&mut self.crossing);
         let mut p = self.event_parts();
         if p.sp.clock.is_none() {
+            self.crossing = crossing;
             return Ok(false);
         }
+        let shape = p.crossing_shape();
         let want = p.want;
         let mut result = Ok(false);
         let mut left = max;
@@ -844,12 +879,18 @@ impl StreamCursor {
             left -= 1;
             let (start, clock) = (p.cur.pos, p.st.clock);
             // Decoded once: the values of wanted classes are kept.
-            let (idx, body) = match p.decode::<false>() {
-                Ok(i) => i,
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
+            let (idx, body) = match shape.and_then(|sh| p.cross(sh, &crossing)) {
+                Some(crossed) => crossed,
+                None => match p.decode::<false>() {
+                    Ok((idx, body)) => {
+                        p.learn(shape, &mut crossing, idx);
+                        (idx, body)
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                },
             };
             let cy = p.st.clock;
             if cy < *last || cy > hi {
@@ -880,6 +921,7 @@ impl StreamCursor {
             });
         }
         self.pos = p.cur.pos;
+        self.crossing = crossing;
         result
     }
 }
@@ -909,6 +951,80 @@ struct EventParts<'a> {
 }
 
 impl EventParts<'_> {
+    /// The stream's event header shape when its events can be crossed by
+    /// their id ([`Crossing`]).
+    #[inline(always)]
+    fn crossing_shape(&self) -> Option<(u32, u32)> {
+        match self.sp.event_header.prog.id_ts {
+            Some(shape) if self.sp.event_common_context.prog.ops.is_empty() => Some(shape),
+            _ => None,
+        }
+    }
+
+    /// Crosses the event at the cursor when its class is one of
+    /// `crossing` (header of shape `(id, ts)` bytes), as the decoder
+    /// would: the clock and the event id's meaning updated, the cursor
+    /// after its body. Returns its class and the bit offset of its body;
+    /// `None` (nothing changed): the decoder's way.
+    #[inline(always)]
+    fn cross(&mut self, (id, ts): (u32, u32), crossing: &[Crossing]) -> Option<(usize, u64)> {
+        let cur = &self.cur;
+        let bits = u64::from(id + ts) * 8;
+        if !(cur.pos | cur.base).is_multiple_of(8) || cur.pos > cur.end || cur.end - cur.pos < bits
+        {
+            return None;
+        }
+        prefetch(cur.data, (cur.pos / 8) as usize + PREFETCH_AHEAD);
+        let b = (cur.pos / 8) as usize;
+        let word = |at: usize| -> Option<u64> {
+            let w = cur.data.get(at..)?.first_chunk::<8>()?;
+            Some(u64::from_le_bytes(*w))
+        };
+        let mask = |bytes: u32| u64::MAX >> (64 - 8 * bytes);
+        let v_id = word(b)? & mask(id);
+        let &(idx, quick) = crossing.get(v_id as usize)?;
+        if idx == u32::MAX {
+            return None;
+        }
+        let v_ts = word(b + id as usize)? & mask(ts);
+        let body = cur.pos + bits;
+        let mut after = Cursor { pos: body, ..*cur };
+        if !quick.cross(&mut after) {
+            return None;
+        }
+        self.st.meanings[Meaning::EventId as usize] = Some(v_id);
+        self.st.update_clock(v_ts, ts * 8);
+        self.event.values.clear();
+        self.cur.pos = after.pos;
+        Some((idx as usize, body))
+    }
+
+    /// After the decoder read an event of class `idx` (with the stream's
+    /// header of `shape`): notes its class in `crossing` when its events
+    /// can be crossed by their id.
+    #[inline(always)]
+    fn learn(&self, shape: Option<(u32, u32)>, crossing: &mut Vec<Crossing>, idx: usize) {
+        let Some(id) = shape.and(self.st.meanings[Meaning::EventId as usize]) else {
+            return;
+        };
+        if id >= CROSSING_IDS || crossing.get(id as usize).is_some_and(|c| c.0 != u32::MAX) {
+            return;
+        }
+        if self.want.is_some_and(|w| w.get(idx) == Some(&true)) {
+            return;
+        }
+        let Ok(ep) = self.sp.compiled(&self.class.meta, idx) else {
+            return;
+        };
+        if ep.quick == QuickSkim::NONE {
+            return;
+        }
+        if crossing.len() <= id as usize {
+            crossing.resize(id as usize + 1, UNKNOWN);
+        }
+        crossing[id as usize] = (idx as u32, ep.quick);
+    }
+
     /// [`decode_one`] at the cursor, into the event's values and bounds.
     #[inline(always)]
     fn decode<const KEEP: bool>(&mut self) -> Result<(usize, u64), Error> {
