@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::decode::{decode_scope, Cursor, State, Value};
 use crate::plan::Meaning;
-use crate::prog::{exec, QuickSkim};
+use crate::prog::{exec, QuickSkim, Tagged};
 use crate::trace::{stream_of_packet, StreamFile, Trace, TraceClass};
 use crate::Error;
 
@@ -159,15 +159,26 @@ pub struct StreamCursor {
 }
 
 /// An event class the skimming loops ([`StreamCursor::skim_run`],
-/// [`StreamCursor::skim_bodies`]) cross without the decoder: when the
-/// stream's event header is an `(id, timestamp)` pair of byte-aligned
-/// little-endian integers ([`crate::prog::Prog::id_ts`]) with no common
-/// context, and the class's values are not wanted and its body has a
-/// [`QuickSkim`], an event of it is crossed by reading its id and time and
-/// skipping its body, which is what the decoder would do, at a fraction
-/// of the instructions. (index into the stream class's events, its skim);
+/// [`StreamCursor::skim_bodies`]) cross without the decoder. When the
+/// stream's event header is one the decoder reads without its interpreter
+/// ([`Head`]: libreef's `(id, timestamp)` pair, LTTng's compact and
+/// extended headers) and there is no common context, an event of a class
+/// whose values are not wanted and whose body has a skim ([`QuickSkim`],
+/// else [`crate::prog::Skim`]) is crossed by reading its header and
+/// skipping its body: what the decoder would do, in a fraction of the
+/// instructions. (index into the stream class's events, its quick skim);
 /// `u32::MAX`: not (yet) known as such.
 type Crossing = (u32, QuickSkim);
+
+/// A stream's event header, when the skimming loops can read it
+/// without the decoder.
+#[derive(Clone, Copy)]
+enum Head {
+    /// [`crate::prog::Prog::id_ts`].
+    IdTs((u32, u32)),
+    /// [`crate::prog::Prog::tagged`].
+    Tagged(Tagged),
+}
 
 const UNKNOWN: Crossing = (u32::MAX, QuickSkim::NONE);
 
@@ -793,17 +804,17 @@ impl StreamCursor {
             self.crossing = crossing;
             return Ok(());
         }
-        let shape = p.crossing_shape();
+        let head = p.crossing_head();
         let mut done = 0u64;
         let mut result = Ok(());
         while p.cur.pos < p.cur.end {
             let (start, clock) = (p.cur.pos, p.st.clock);
             // The event's class, time and values are not wanted: only its
             // time is, from the clock.
-            match shape.and_then(|sh| p.cross(sh, &crossing)) {
+            match head.and_then(|h| p.cross(h, &crossing)) {
                 Some(_) => {}
                 None => match p.decode::<false>() {
-                    Ok((idx, _)) => p.learn(shape, &mut crossing, idx),
+                    Ok((idx, _)) => p.learn(head, &mut crossing, idx),
                     Err(e) => {
                         result = Err(e);
                         break;
@@ -871,7 +882,7 @@ impl StreamCursor {
             self.crossing = crossing;
             return Ok(false);
         }
-        let shape = p.crossing_shape();
+        let head = p.crossing_head();
         let want = p.want;
         let mut result = Ok(false);
         let mut left = max;
@@ -879,11 +890,11 @@ impl StreamCursor {
             left -= 1;
             let (start, clock) = (p.cur.pos, p.st.clock);
             // Decoded once: the values of wanted classes are kept.
-            let (idx, body) = match shape.and_then(|sh| p.cross(sh, &crossing)) {
+            let (idx, body) = match head.and_then(|h| p.cross(h, &crossing)) {
                 Some(crossed) => crossed,
                 None => match p.decode::<false>() {
                     Ok((idx, body)) => {
-                        p.learn(shape, &mut crossing, idx);
+                        p.learn(head, &mut crossing, idx);
                         (idx, body)
                     }
                     Err(e) => {
@@ -951,23 +962,37 @@ struct EventParts<'a> {
 }
 
 impl EventParts<'_> {
-    /// The stream's event header shape when its events can be crossed by
-    /// their id ([`Crossing`]).
+    /// The stream's event header when its events can be crossed by their
+    /// id ([`Crossing`]).
     #[inline(always)]
-    fn crossing_shape(&self) -> Option<(u32, u32)> {
-        match self.sp.event_header.prog.id_ts {
-            Some(shape) if self.sp.event_common_context.prog.ops.is_empty() => Some(shape),
-            _ => None,
+    fn crossing_head(&self) -> Option<Head> {
+        if !self.sp.event_common_context.prog.ops.is_empty() {
+            return None;
+        }
+        let prog = &self.sp.event_header.prog;
+        match (prog.id_ts, prog.tagged) {
+            (Some(shape), _) => Some(Head::IdTs(shape)),
+            (None, Some(h)) => Some(Head::Tagged(h)),
+            (None, None) => None,
         }
     }
 
     /// Crosses the event at the cursor when its class is one of
-    /// `crossing` (header of shape `(id, ts)` bytes), as the decoder
-    /// would: the clock and the event id's meaning updated, the cursor
-    /// after its body. Returns its class and the bit offset of its body;
-    /// `None` (nothing changed): the decoder's way.
+    /// `crossing`, as the decoder would: the clock, the event id's meaning
+    /// and the header's slot updated, the cursor after its body. Returns
+    /// its class and the bit offset of its body; `None` (nothing changed):
+    /// the decoder's way.
     #[inline(always)]
-    fn cross(&mut self, (id, ts): (u32, u32), crossing: &[Crossing]) -> Option<(usize, u64)> {
+    fn cross(&mut self, head: Head, crossing: &[Crossing]) -> Option<(usize, u64)> {
+        match head {
+            Head::IdTs(shape) => self.cross_id_ts(shape, crossing),
+            Head::Tagged(h) => self.cross_tagged(h, crossing),
+        }
+    }
+
+    /// [`EventParts::cross`] for a header of shape `(id, ts)` bytes.
+    #[inline(always)]
+    fn cross_id_ts(&mut self, (id, ts): (u32, u32), crossing: &[Crossing]) -> Option<(usize, u64)> {
         let cur = &self.cur;
         let bits = u64::from(id + ts) * 8;
         if !(cur.pos | cur.base).is_multiple_of(8) || cur.pos > cur.end || cur.end - cur.pos < bits
@@ -989,7 +1014,7 @@ impl EventParts<'_> {
         let v_ts = word(b + id as usize)? & mask(ts);
         let body = cur.pos + bits;
         let mut after = Cursor { pos: body, ..*cur };
-        if !quick.cross(&mut after) {
+        if !self.cross_body(idx, quick, &mut after) {
             return None;
         }
         self.st.meanings[Meaning::EventId as usize] = Some(v_id);
@@ -999,12 +1024,53 @@ impl EventParts<'_> {
         Some((idx as usize, body))
     }
 
-    /// After the decoder read an event of class `idx` (with the stream's
-    /// header of `shape`): notes its class in `crossing` when its events
+    /// [`EventParts::cross`] for a tagged header (LTTng's compact and
+    /// extended ones), read by [`crate::prog::tagged`], then undone when
+    /// the class is not one of `crossing`.
+    #[inline(always)]
+    fn cross_tagged(&mut self, h: Tagged, crossing: &[Crossing]) -> Option<(usize, u64)> {
+        let saved = (
+            self.st.clock,
+            self.st.slots[h.slot as usize],
+            self.st.meanings[Meaning::EventId as usize],
+        );
+        prefetch(self.cur.data, (self.cur.pos / 8) as usize + PREFETCH_AHEAD);
+        let mut after = self.cur;
+        let id = crate::prog::tagged::<false>(h, &mut after, self.st, &mut self.event.values)?;
+        if let Some(&(idx, quick)) = crossing.get(id as usize) {
+            let body = after.pos;
+            if idx != u32::MAX && self.cross_body(idx, quick, &mut after) {
+                self.event.values.clear();
+                self.cur.pos = after.pos;
+                return Some((idx as usize, body));
+            }
+        }
+        (
+            self.st.clock,
+            self.st.slots[h.slot as usize],
+            self.st.meanings[Meaning::EventId as usize],
+        ) = saved;
+        None
+    }
+
+    /// Crosses the body (context and payload) of an event of class
+    /// `idx`: by its quick skim, else by its class's skim.
+    #[inline(always)]
+    fn cross_body(&self, idx: u32, quick: QuickSkim, after: &mut Cursor) -> bool {
+        if quick != QuickSkim::NONE {
+            return quick.cross(after);
+        }
+        self.sp
+            .compiled(&self.class.meta, idx as usize)
+            .is_ok_and(|ep| ep.skim.as_ref().is_some_and(|s| s.cross(after)))
+    }
+
+    /// After the decoder read an event of class `idx` (the stream's
+    /// header: `head`): notes its class in `crossing` when its events
     /// can be crossed by their id.
     #[inline(always)]
-    fn learn(&self, shape: Option<(u32, u32)>, crossing: &mut Vec<Crossing>, idx: usize) {
-        let Some(id) = shape.and(self.st.meanings[Meaning::EventId as usize]) else {
+    fn learn(&self, head: Option<Head>, crossing: &mut Vec<Crossing>, idx: usize) {
+        let Some(id) = head.and(self.st.meanings[Meaning::EventId as usize]) else {
             return;
         };
         if id >= CROSSING_IDS || crossing.get(id as usize).is_some_and(|c| c.0 != u32::MAX) {
@@ -1016,7 +1082,7 @@ impl EventParts<'_> {
         let Ok(ep) = self.sp.compiled(&self.class.meta, idx) else {
             return;
         };
-        if ep.quick == QuickSkim::NONE {
+        if ep.quick == QuickSkim::NONE && ep.skim.is_none() {
             return;
         }
         if crossing.len() <= id as usize {
