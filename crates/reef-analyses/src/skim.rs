@@ -52,6 +52,11 @@ use crate::event::{event_of, packet_cpu_at, packet_cpu_field, ClassInfo, Event, 
 enum What {
     /// An event whose fields are read in its bytes.
     Raw,
+    /// An event of a class the model ignores (its fields unread).
+    Ignored,
+    /// An event of a class the model reads for its packet's CPU alone (as
+    /// ignored once the model knows the CPU).
+    CpuOnly,
     /// The cursor's current event, with its values.
     Values,
     /// A notice (discarded events or packets) with a time.
@@ -129,8 +134,10 @@ struct Shown {
 struct Filler {
     cur: StreamCursor,
     conv: ClockConv,
-    /// The classes read with their values.
-    want: Arc<[bool]>,
+    /// What each class's events are recorded as: [`What::Values`] for
+    /// the classes read with their values, else [`What::Raw`],
+    /// [`What::Ignored`] or [`What::CpuOnly`].
+    kinds: Arc<[What]>,
     last_cy: u64,
     /// Time of the stream's last timed message.
     last_ns: i64,
@@ -184,7 +191,7 @@ impl Filler {
         let Filler {
             cur,
             conv,
-            want,
+            kinds,
             last_cy,
             last_ns,
             ..
@@ -214,10 +221,9 @@ impl Filler {
         match item {
             Item::Event => {
                 let class = cur.event.event;
-                let values = want[class];
-                let what = if values { What::Values } else { What::Raw };
+                let what = kinds[class];
                 push(cur.event.ts, class, what, RawBody::of(cur));
-                if values {
+                if what == What::Values {
                     return Ok(());
                 }
                 if let Some(cy) = cur.event.ts {
@@ -231,7 +237,8 @@ impl Filler {
             }
         }
         let run = cur.skim_bodies(last_cy, u64::MAX, BATCH - 1, |e| {
-            push(Some(e.cycles), e.class, What::Raw, e.body)
+            // (a class read with its values stops the loop)
+            push(Some(e.cycles), e.class, kinds[e.class], e.body)
         });
         match run {
             Ok(true) => push(
@@ -314,15 +321,10 @@ struct Stream {
     /// The latest time of the events of the batch folded ahead of the
     /// merge.
     folded: i64,
-    /// Whether each class (by index from `base`) is one the model ignores.
-    other: Arc<[bool]>,
-    /// Whether each class is one the model reads for its packet's CPU alone
-    /// (as ignored once the model knows the CPU).
-    cpu_only: Arc<[bool]>,
 }
 
 impl Stream {
-    fn new(feed: Feed, base: usize, other: Arc<[bool]>, cpu_only: Arc<[bool]>) -> Stream {
+    fn new(feed: Feed, base: usize) -> Stream {
         Stream {
             feed,
             base,
@@ -330,8 +332,6 @@ impl Stream {
             at: 0,
             prev: i64::MIN,
             folded: i64::MIN,
-            other,
-            cpu_only,
         }
     }
 
@@ -463,23 +463,21 @@ pub fn for_each_event<E>(
     // The class table: each (trace, stream class)'s classes, found once.
     let mut classes: Vec<ClassInfo> = Vec::new();
     // (trace, stream class): first class's index, classes read with their
-    // values, classes the model ignores, classes it reads for their CPU
-    type Table = (usize, usize, usize, Arc<[bool]>, Arc<[bool]>, Arc<[bool]>);
+    // values, what each class's events are recorded as
+    type Table = (usize, usize, usize, Arc<[bool]>, Arc<[What]>);
     let mut tables: Vec<Table> = Vec::new();
-    // (rank, the stream's filler, its first class's index, the classes
-    // the model ignores, those it reads for their CPU)
-    type Opened = (usize, Filler, usize, Arc<[bool]>, Arc<[bool]>);
+    // (rank, the stream's filler, its first class's index)
+    type Opened = (usize, Filler, usize);
     let mut order: Vec<Opened> = Vec::new();
     for ((mut cur, r), conv) in cursors.into_iter().zip(rank).zip(clocks) {
         let key = (Arc::as_ptr(&cur.trace) as usize, cur.stream);
-        let (base, want, other, cpu_only) = match tables.iter().find(|t| (t.0, t.1) == key) {
-            Some(t) => (t.2, t.3.clone(), t.4.clone(), t.5.clone()),
+        let (base, want, kinds) = match tables.iter().find(|t| (t.0, t.1) == key) {
+            Some(t) => (t.2, t.3.clone(), t.4.clone()),
             None => {
                 let base = classes.len();
                 let n = cur.trace.class.streams[cur.stream].events.len();
                 let mut want = Vec::with_capacity(n);
-                let mut other = Vec::with_capacity(n);
-                let mut cpu_only = Vec::with_capacity(n);
+                let mut kinds = Vec::with_capacity(n);
                 classes.reserve(n);
                 for e in 0..n {
                     let mut info = ClassInfo::new(&cur.trace, cur.stream, e, true, interest);
@@ -487,26 +485,25 @@ pub fn for_each_event<E>(
                     if info.needs_values() {
                         info = ClassInfo::new(&cur.trace, cur.stream, e, false, interest);
                     }
-                    other.push(info.is_other());
-                    cpu_only.push(info.is_packet_cpu_only());
+                    kinds.push(if info.needs_values() {
+                        What::Values
+                    } else if info.is_other() {
+                        What::Ignored
+                    } else if info.is_packet_cpu_only() {
+                        What::CpuOnly
+                    } else {
+                        What::Raw
+                    });
                     classes.push(info);
                 }
                 let want: Arc<[bool]> = want.into();
-                let other: Arc<[bool]> = other.into();
-                let cpu_only: Arc<[bool]> = cpu_only.into();
-                tables.push((
-                    key.0,
-                    key.1,
-                    base,
-                    want.clone(),
-                    other.clone(),
-                    cpu_only.clone(),
-                ));
-                (base, want, other, cpu_only)
+                let kinds: Arc<[What]> = kinds.into();
+                tables.push((key.0, key.1, base, want.clone(), kinds.clone()));
+                (base, want, kinds)
             }
         };
         cur.skip_values(true);
-        cur.values_of(Some(want.clone()));
+        cur.values_of(Some(want));
         let Some(conv) = conv else {
             unreachable!("streams without a clock are not read here (can_read)")
         };
@@ -514,23 +511,21 @@ pub fn for_each_event<E>(
         let filler = Filler {
             cur,
             conv,
-            want,
+            kinds,
             last_cy: 0,
             last_ns: i64::MIN,
             cpu_field,
             error: None,
             shown: (0, u64::MAX),
         };
-        order.push((r, filler, base, other, cpu_only));
+        order.push((r, filler, base));
     }
     // By rank: at the same time, the first stream in this order goes first.
     order.sort_by_key(|o| o.0);
     let here = |order: Vec<Opened>| -> Vec<Stream> {
         order
             .into_iter()
-            .map(|(_, filler, base, other, cpu_only)| {
-                Stream::new(Feed::Here(Box::new(filler)), base, other, cpu_only)
-            })
+            .map(|(_, filler, base)| Stream::new(Feed::Here(Box::new(filler)), base))
             .collect()
     };
     if !piped {
@@ -559,7 +554,7 @@ pub fn for_each_event<E>(
         let mut ready = Vec::with_capacity(order.len());
         let mut fillers = Vec::with_capacity(order.len());
         let mut streams = Vec::with_capacity(order.len());
-        for (idx, (_, filler, base, other, cpu_only)) in order.into_iter().enumerate() {
+        for (idx, (_, filler, base)) in order.into_iter().enumerate() {
             let (tx, rx) = channel();
             let feed = Feed::Piped {
                 view: Box::new(StreamCursor::new(
@@ -571,7 +566,7 @@ pub fn for_each_event<E>(
                 spent: Vec::with_capacity(DEPTH),
                 idx,
             };
-            streams.push(Stream::new(feed, base, other, cpu_only));
+            streams.push(Stream::new(feed, base));
             ready.push(tx);
             fillers.push(filler);
         }
@@ -606,9 +601,10 @@ fn merge<E>(
     // The CPUs the model knows from an event of a `cpu_only` class it
     // read in the fold range: later ones of theirs are as ignored.
     let mut told: Vec<i64> = Vec::new();
-    // Whether the model ignores the events of `class` in stream `s`.
-    let ignored = |s: &Stream, class: usize, told: &[i64]| {
-        s.other[class] || (s.cpu_only[class] && s.b.cpu.is_some_and(|c| told.contains(&c)))
+    // Whether the model ignores the event of `r` in stream `s`.
+    let ignored = |s: &Stream, r: &Rec, told: &[i64]| {
+        r.what == What::Ignored
+            || (r.what == What::CpuOnly && s.b.cpu.is_some_and(|c| told.contains(&c)))
     };
     // The latest folded event the merge would have reached before a stop
     // after the message at `at` of stream `of` (None: all of them), given
@@ -672,10 +668,14 @@ fn merge<E>(
             if r.ns > end {
                 stop!(streams, None::<(i64, usize)>, ending.error(None, true));
             }
-            if matches!(r.what, What::Raw | What::Values) && r.ns >= begin {
+            if matches!(
+                r.what,
+                What::Raw | What::Values | What::Ignored | What::CpuOnly
+            ) && r.ns >= begin
+            {
                 let class = r.class as usize;
                 let in_fold = fold.is_some_and(|(lo, hi)| lo <= r.ns && r.ns <= hi);
-                if r.what == What::Raw && in_fold && ignored(s, class, &told) {
+                if in_fold && ignored(s, &r, &told) {
                     passed = passed.max(r.ns);
                 } else {
                     let info = &classes[s.base + class];
@@ -683,7 +683,7 @@ fn merge<E>(
                     match f(&ev)? {
                         Next::Go(range) => {
                             // (an event in the fold range is one the model read)
-                            if in_fold && s.cpu_only[class] {
+                            if in_fold && r.what == What::CpuOnly {
                                 told.extend(s.b.cpu.filter(|c| !told.contains(c)));
                             }
                             fold = range;
@@ -707,11 +707,7 @@ fn merge<E>(
             let n = s.b.recs.len();
             while s.at + 1 < n {
                 let r = s.b.recs[s.at];
-                if r.what != What::Raw
-                    || !ignored(s, r.class as usize, &told)
-                    || r.ns < lo
-                    || r.ns > hi
-                    || s.b.recs[s.at + 1].ns < r.ns
+                if !ignored(s, &r, &told) || r.ns < lo || r.ns > hi || s.b.recs[s.at + 1].ns < r.ns
                 {
                     break;
                 }

@@ -311,7 +311,10 @@ fn crossing_by_id_reads_as_the_decoder_does() {
         let garble = round % 2 == 1;
         let data = stream(&mut rng, id_bytes, ts_bytes, 1 + round % 4, garble);
         std::fs::write(dir.join("stream_0"), data).unwrap();
-        for want in [None, Some(Arc::from(vec![false, true, false, false, false]))] {
+        for want in [
+            None,
+            Some(Arc::from(vec![false, true, false, false, false])),
+        ] {
             let reference = by_decoder(&dir, &want);
             assert!(!reference.is_empty(), "round {round}: {reference:?}");
             for max in [1, 7, usize::MAX] {
