@@ -956,7 +956,11 @@ pub fn event_of<'c>(
     } else {
         src.int(CPU_ID)
     };
-    let kind = kind(info.class, &mut src, &info.call).unwrap_or(Kind::Other);
+    // (a match: `unwrap_or` would make and drop a `Kind::Other` each time)
+    let kind = match kind(info.class, &mut src, &info.call) {
+        Some(k) => k,
+        None => Kind::Other,
+    };
     Event { ts, cpu, kind }
 }
 
