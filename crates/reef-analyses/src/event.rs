@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use reef_ctf::access::{FieldLoc, Located, RawBody, RawPlace};
+use reef_ctf::access::{FieldLoc, Located, RawBody, RawPlace, RawText};
 use reef_ctf::{EnvValue, Field, FieldVal, Scopes, StreamCursor, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -595,6 +595,10 @@ struct Places {
     /// integer at a fixed place from the start of the body (most fields of
     /// the kernel's events), read with one load and two shifts.
     ints: [FastInt; FIELDS.len()],
+    /// By field index: where the field lies when it is a text array at a
+    /// fixed place from the start of the body (the kernel's thread
+    /// names), read as a slice.
+    texts: [Option<RawText>; FIELDS.len()],
 }
 
 /// The places of a class where no field was found.
@@ -602,6 +606,7 @@ static NO_PLACES: Places = Places {
     slot: [NO_FIELD; FIELDS.len()],
     locs: Vec::new(),
     ints: [FastInt::NONE; FIELDS.len()],
+    texts: [None; FIELDS.len()],
 };
 
 const NO_FIELD: u8 = u8::MAX;
@@ -708,6 +713,7 @@ impl ClassInfo {
         };
         for f in 0..FIELDS.len() {
             if let Some(FieldLoc::Raw(r)) = places.locs.get(usize::from(places.slot[f])) {
+                places.texts[f] = r.text_from_start();
                 if let Some((place, bytes, signed)) = r.le_int_from_start() {
                     if (1..=8).contains(&bytes) {
                         places.ints[f] = FastInt {
@@ -846,7 +852,10 @@ impl<'c> Src<'c> for Placed<'_, 'c> {
     }
     #[inline(always)]
     fn bytes(&mut self, f: usize) -> Option<Text<'c>> {
-        self.get(f).and_then(|v| v.as_text_bytes()).map(Text)
+        match self.info.places().texts[f] {
+            Some(t) => t.get(self.cur.data(), self.body).map(Text),
+            None => self.get(f).and_then(|v| v.as_text_bytes()).map(Text),
+        }
     }
     fn has(&mut self, f: usize) -> bool {
         self.get(f).is_some()

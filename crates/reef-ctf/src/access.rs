@@ -383,6 +383,18 @@ impl RawField {
         }
     }
 
+    /// For a text array at a fixed place from the start of the body:
+    /// where its bytes lie (what a reader's fast path for names needs).
+    pub fn text_from_start(&self) -> Option<RawText> {
+        match self.kind {
+            RawKind::Text(len) if !self.from_end => Some(RawText {
+                place: self.place,
+                len,
+            }),
+            _ => None,
+        }
+    }
+
     /// The value in the bytes of an event's body: what the decoder would
     /// have given (`None` if the bytes are not there).
     #[inline(always)]
@@ -421,6 +433,26 @@ impl RawField {
                 memchr::memchr(0, hay).map(|n| FieldVal::Str(&hay[..n]))
             }
         }
+    }
+}
+
+/// A text array at a fixed place from the start of an event's body
+/// ([`RawField::text_from_start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawText {
+    place: RawPlace,
+    len: u32,
+}
+
+impl RawText {
+    /// Its bytes up to the first NUL in the body at `b`, as
+    /// [`FieldVal::as_text_bytes`] gives them from [`RawField::get`]
+    /// (`None` if the bytes are not there).
+    #[inline(always)]
+    pub fn get(self, data: &[u8], b: RawBody) -> Option<&[u8]> {
+        let at = self.place.at(b);
+        let t = data.get(at..at + self.len as usize)?;
+        Some(crate::prog::find_nul(t).map_or(t, |n| &t[..n]))
     }
 }
 
@@ -853,6 +885,28 @@ mod tests {
     /// Every field of a skimmed class read in the bytes of its events
     /// (before and after a string, signed, big-endian, text) gives what
     /// its values give.
+    /// When field `n` of the current event of `skim` is a text array read
+    /// by [`RawText`]: checks that it gives the bytes `value` (what the
+    /// decoder gives) shows, and returns 1; else 0.
+    fn same_text(
+        trace: &crate::Trace,
+        skim: &StreamCursor,
+        n: &str,
+        value: Option<FieldVal>,
+    ) -> usize {
+        let loc = Field::new(n).locate(trace, skim.stream, skim.event.event, true);
+        let Located::At(FieldLoc::Raw(r)) = loc else {
+            return 0;
+        };
+        let Some(t) = r.text_from_start() else {
+            return 0;
+        };
+        let text = t.get(skim.data(), RawBody::of(skim));
+        assert_eq!(text, value.and_then(|v| v.as_text_bytes()), "text {n}");
+        assert!(text.is_some(), "text {n}");
+        1
+    }
+
     #[test]
     fn raw_fields_match_values() {
         let meta = r#"
@@ -895,7 +949,7 @@ mod tests {
         let mut skim = StreamCursor::new(trace.clone(), 0);
         skim.skip_values(true);
         let names = ["a", "t", "b", "s", "after", "neg", "st", "none"];
-        let mut seen = 0;
+        let (mut seen, mut texts) = (0, 0);
         while let Some(item) = full.next().unwrap() {
             assert_eq!(item, Item::Event);
             assert_eq!(skim.next_skimmed().unwrap(), Some(Item::Event));
@@ -912,11 +966,14 @@ mod tests {
                 if n != "st" && n != "none" {
                     assert!(got.is_some(), "field {n}");
                 }
+                texts += same_text(&trace, &skim, n, got);
             }
             seen += 1;
         }
         std::fs::remove_dir_all(&tmp).ok();
         assert_eq!(seen, 2);
+        // (`t` in each event)
+        assert_eq!(texts, 2);
     }
 
     /// Fields behind alignments that vary with where the event lies (a
@@ -977,7 +1034,7 @@ mod tests {
         let mut skim = StreamCursor::new(trace.clone(), 0);
         skim.skip_values(true);
         let names = ["c", "comm", "tid", "s", "y", "x", "k"];
-        let mut seen = 0;
+        let (mut seen, mut texts) = (0, 0);
         while let Some(item) = full.next().unwrap() {
             assert_eq!(item, Item::Event);
             assert_eq!(skim.next_skimmed().unwrap(), Some(Item::Event));
@@ -989,11 +1046,14 @@ mod tests {
                     Located::NeedsValues => panic!("{n}: not found in bytes"),
                 };
                 assert_eq!(got, by_values, "field {n} of event {seen}");
+                texts += same_text(&trace, &skim, n, got);
             }
             seen += 1;
         }
         std::fs::remove_dir_all(&tmp).ok();
         assert_eq!(seen, evs);
+        // (`comm` in each of the 8 `ev` events)
+        assert_eq!(texts, 8);
         assert!(trace.class.streams[0]
             .event_plans()
             .all(|e| e.skim.is_some()));
