@@ -355,7 +355,38 @@ pub struct Cpu {
     /// The thread running, `None` for idle or unknown.
     pub current_tid: Option<i64>,
     hard_irq: Option<HardIrq>,
-    softirqs: HashMap<i64, Vec<SoftIrq>>,
+    softirqs: SoftIrqs,
+}
+
+/// A CPU's softirqs raised or running, by vector: Linux's vectors (10 of
+/// them) in a table, others in a map.
+#[derive(Debug, Clone, Default)]
+struct SoftIrqs {
+    near: [Vec<SoftIrq>; SOFTIRQ_TABLE],
+    far: HashMap<i64, Vec<SoftIrq>>,
+}
+
+/// Softirq vectors below this are kept in [`SoftIrqs`]' table.
+const SOFTIRQ_TABLE: usize = 16;
+
+impl SoftIrqs {
+    /// Those of `vec` (none yet: empty).
+    #[inline]
+    fn entry(&mut self, vec: i64) -> &mut Vec<SoftIrq> {
+        match usize::try_from(vec) {
+            Ok(i) if i < SOFTIRQ_TABLE => &mut self.near[i],
+            _ => self.far.entry(vec).or_default(),
+        }
+    }
+
+    /// Those of `vec`, if any was ever kept (may be empty).
+    #[inline]
+    fn get_mut(&mut self, vec: i64) -> Option<&mut Vec<SoftIrq>> {
+        match usize::try_from(vec) {
+            Ok(i) if i < SOFTIRQ_TABLE => Some(&mut self.near[i]),
+            _ => self.far.get_mut(&vec),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -899,7 +930,7 @@ impl State {
             }
             Kind::SoftirqRaise { vec } => {
                 let Some(cpu) = ev.cpu else { return };
-                let q = self.cpu(cpu).softirqs.entry(*vec).or_default();
+                let q = self.cpu(cpu).softirqs.entry(*vec);
                 // Raised and not yet entered: the new raise is the same one.
                 if q.first().is_some_and(|s| s.begin.is_none()) {
                     return;
@@ -914,7 +945,7 @@ impl State {
             }
             Kind::SoftirqEntry { vec } => {
                 let Some(cpu) = ev.cpu else { return };
-                let q = self.cpu(cpu).softirqs.entry(*vec).or_default();
+                let q = self.cpu(cpu).softirqs.entry(*vec);
                 match q.first_mut() {
                     Some(s) => s.begin = Some(ts),
                     None => q.push(SoftIrq {
@@ -928,7 +959,7 @@ impl State {
             }
             Kind::SoftirqExit { vec } => {
                 let Some(cpu) = ev.cpu else { return };
-                let Some(q) = self.cpu(cpu).softirqs.get_mut(vec) else {
+                let Some(q) = self.cpu(cpu).softirqs.get_mut(*vec) else {
                     return;
                 };
                 if q.is_empty() {
