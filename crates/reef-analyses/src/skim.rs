@@ -389,7 +389,7 @@ const DEPTH: usize = 8;
 /// Whether [`for_each_event`] should decode the streams on a second
 /// thread while the calling one merges them and runs the model: only when
 /// asked for (`workers` 2 or more). Measured on a 10 M-event kernel trace
-/// (2-core VM, session 43), it takes 8-27 % off the wall-clock time and
+/// (2-core VM, session 43), it takes 4-28 % off the wall-clock time and
 /// costs 5-34 % more CPU time (the merging thread reads records and event
 /// bodies that the other core wrote or read last), so it is not the
 /// default.

@@ -12,18 +12,8 @@ use std::sync::Arc;
 
 use reef_ctf::{Item, StreamCursor, Trace};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+mod common;
+use common::Rng;
 
 /// Metadata of a trace whose event header is `(id, timestamp)` of
 /// `id_bits` and `ts_bits`, or LTTng's compact and extended header when

@@ -33,17 +33,15 @@ fn metadata_dirs(root: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+mod common;
+use common::Rng;
+
+/// Random buffers for the decoders.
+trait Data {
+    fn data(&mut self) -> Vec<u8>;
+}
+
+impl Data for Rng {
     /// Up to 159 random bytes, NULs (strings' ends) more or less frequent.
     fn data(&mut self) -> Vec<u8> {
         let len = self.below(160) as usize;
