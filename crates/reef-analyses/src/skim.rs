@@ -481,11 +481,13 @@ pub fn for_each_event<E>(
                 classes.reserve(n);
                 for e in 0..n {
                     let mut info = ClassInfo::new(&cur.trace, cur.stream, e, true, interest);
-                    want.push(info.needs_values());
-                    if info.needs_values() {
+                    // (read with its values: its fields are found there)
+                    let values = info.needs_values();
+                    want.push(values);
+                    if values {
                         info = ClassInfo::new(&cur.trace, cur.stream, e, false, interest);
                     }
-                    kinds.push(if info.needs_values() {
+                    kinds.push(if values {
                         What::Values
                     } else if info.is_other() {
                         What::Ignored
