@@ -882,9 +882,6 @@ mod tests {
         assert_eq!(got, vec![(42, "hi".to_string()), (43, String::new())]);
     }
 
-    /// Every field of a skimmed class read in the bytes of its events
-    /// (before and after a string, signed, big-endian, text) gives what
-    /// its values give.
     /// When field `n` of the current event of `skim` is a text array read
     /// by [`RawText`]: checks that it gives the bytes `value` (what the
     /// decoder gives) shows, and returns 1; else 0.
@@ -907,6 +904,9 @@ mod tests {
         1
     }
 
+    /// Every field of a skimmed class read in the bytes of its events
+    /// (before and after a string, signed, big-endian, text) gives what
+    /// its values give.
     #[test]
     fn raw_fields_match_values() {
         let meta = r#"
