@@ -539,6 +539,39 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
     }
 }
 
+/// The width in characters of [`push_cell_text`]'s text of `c`, counted
+/// without writing it, for the cells a log holds by the million (times,
+/// durations, numbers, processes, IRQs, names); `None` for the others.
+fn cell_width(c: &Cell) -> Option<usize> {
+    fn digits(v: u64) -> usize {
+        v.checked_ilog10().map_or(1, |d| d as usize + 1)
+    }
+    fn int(v: i64) -> usize {
+        usize::from(v < 0) + digits(v.unsigned_abs())
+    }
+    Some(match c {
+        Cell::Null => 1,
+        Cell::Int("duration", v) if v.unsigned_abs() < 1 << 50 => {
+            usize::from(*v < 0) + digits(v.unsigned_abs() / 1000) + 4
+        }
+        Cell::Int("timestamp", v) => {
+            usize::from(*v < 0) + digits((v / 1_000_000_000).unsigned_abs()) + 10
+        }
+        Cell::Int("number" | "size", v) | Cell::Id(("cpu" | "fd", _), v) => int(*v),
+        Cell::Text(_, t) => chars(t),
+        Cell::Process(p) => {
+            let name = p.name.as_deref().map_or(0, chars);
+            name + match (p.pid, p.tid) {
+                (Some(p), Some(t)) => 4 + int(p) + int(t),
+                (Some(n), None) | (None, Some(n)) => 3 + int(n),
+                (None, None) => 0,
+            }
+        }
+        Cell::Irq(_, nr, name) => int(*nr) + name.as_deref().map_or(0, |n| 3 + chars(n)),
+        _ => return None,
+    })
+}
+
 /// Appends the decimal digits of `v`, at least `width` of them (zeros
 /// ahead).
 fn push_digits(out: &mut String, v: u64, width: usize) {
@@ -631,8 +664,11 @@ fn chars(s: &str) -> usize {
 
 /// Writes a table as aligned text to `out`: its title, then a header line
 /// and one line per row; text columns are left-aligned, numbers
-/// right-aligned. The lines go out as they are made (a log has millions:
-/// only the cells' text is held, to find the columns' widths).
+/// right-aligned. The lines go out as they are made, and nothing but the
+/// columns' widths is held: a first pass finds them (counting the widths
+/// of most cells without writing them, [`cell_width`]), a second writes
+/// the cells into their lines (a log has millions of rows; keeping their
+/// text took a third as much memory as the rows).
 pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<()> {
     writeln!(out, "{}", t.title())?;
     let cols = t.columns();
@@ -640,28 +676,18 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
     if let Some(s) = &t.series {
         heads[2..].clone_from_slice(&s.names);
     }
-    // Every cell's text in one buffer (a log has millions), found by
-    // where each ends; the header's first.
     let n = cols.len();
-    let mut text = String::new();
-    let mut ends: Vec<usize> = Vec::with_capacity((t.rows.len() + 1) * n);
-    let mut width = vec![0usize; n];
-    let mut put = |i: usize, text: &mut String, start: usize| {
-        width[i] = width[i].max(chars(&text[start..]));
-        ends.push(text.len());
-    };
-    for (i, h) in heads.iter().enumerate().take(n) {
-        let start = text.len();
-        text.push_str(h);
-        put(i, &mut text, start);
-    }
+    heads.resize(n, String::new());
+    let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
+    let mut cell = String::new();
     for r in &t.rows {
-        for i in 0..n {
-            let start = text.len();
-            if let Some(c) = r.get(i) {
-                push_cell_text(c, &mut text);
-            }
-            put(i, &mut text, start);
+        for (w, c) in width.iter_mut().zip(r) {
+            let cw = cell_width(c).unwrap_or_else(|| {
+                cell.clear();
+                push_cell_text(c, &mut cell);
+                chars(&cell)
+            });
+            *w = (*w).max(cw);
         }
     }
     let left: Vec<bool> = cols
@@ -674,30 +700,42 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
         })
         .collect();
     let mut line = String::new();
-    let mut start = 0;
-    for row in ends.chunks(n) {
-        line.clear();
-        for (i, &end) in row.iter().enumerate() {
-            let c = &text[start..end];
-            start = end;
-            let pad = width[i] - chars(c);
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if left[i] {
-                line.push_str(c);
-                if i + 1 < n {
-                    push_spaces(&mut line, pad);
-                }
-            } else {
-                push_spaces(&mut line, pad);
-                line.push_str(c);
-            }
+    let put = |line: &mut String, i: usize, c: &str| {
+        let pad = width[i] - chars(c);
+        if i > 0 {
+            line.push_str("  ");
         }
+        if left[i] {
+            line.push_str(c);
+            if i + 1 < n {
+                push_spaces(line, pad);
+            }
+        } else {
+            push_spaces(line, pad);
+            line.push_str(c);
+        }
+    };
+    let mut end_line = |line: &mut String| -> std::io::Result<()> {
         line.truncate(line.trim_end().len());
         line.push('\n');
         out.write_all(b"  ")?;
         out.write_all(line.as_bytes())?;
+        line.clear();
+        Ok(())
+    };
+    for (i, h) in heads.iter().enumerate() {
+        put(&mut line, i, h);
+    }
+    end_line(&mut line)?;
+    for r in &t.rows {
+        for i in 0..n {
+            cell.clear();
+            if let Some(c) = r.get(i) {
+                push_cell_text(c, &mut cell);
+            }
+            put(&mut line, i, &cell);
+        }
+        end_line(&mut line)?;
     }
     out.write_all(b"\n")
 }
@@ -798,6 +836,114 @@ mod tests {
             );
             assert_eq!(cell_text(&irq(false, v, None)), format!("{v}"));
         }
+    }
+
+    /// [`cell_width`] counts the characters [`push_cell_text`] writes, for
+    /// every kind of cell it counts (and says so for them).
+    #[test]
+    fn cell_width_is_the_text_width() {
+        let mut values = vec![0, 1, -1, 9, 10, 999, 1000, 1001, -999, -1000, -1001];
+        values.extend([999_999_999, 1_000_000_000, -999_999_999, -1_000_000_000]);
+        values.extend([(1 << 50) - 1, 1 << 50, -(1 << 50) + 1, i64::MAX, i64::MIN]);
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push((x >> (x % 64)) as i64 * if x & 1 == 0 { 1 } else { -1 });
+        }
+        let (mut counted, mut written) = (0, 0);
+        for v in values {
+            let cells = [
+                duration(v),
+                timestamp(v),
+                number(v),
+                size(v),
+                cpu(v),
+                fd(v),
+                process(Some("a b"), Some(v), Some(7)),
+                process(Some("é ü"), None, Some(v)),
+                process(None, Some(v), None),
+                process(Some("p"), None, None),
+                irq(true, v, Some("eth0")),
+                irq(false, v, Some("ñ")),
+                irq(false, v, None),
+                string("mot"),
+                path("/a/é"),
+                Cell::Null,
+                duration_f(v as f64),
+                ratio(v as f64 / 7.0),
+                time_range_cell(v, v / 3),
+                unknown(),
+            ];
+            for c in &cells {
+                let text = cell_text(c);
+                match cell_width(c) {
+                    Some(w) => {
+                        assert_eq!(w, text.chars().count(), "{c:?}: {text:?}");
+                        counted += 1;
+                    }
+                    None => written += 1,
+                }
+            }
+            // (all but a duration beyond 2^50 ns are counted)
+            let skipped = usize::from(v.unsigned_abs() >= 1 << 50);
+            assert_eq!(
+                cells[..16]
+                    .iter()
+                    .filter(|c| cell_width(c).is_none())
+                    .count(),
+                skipped
+            );
+        }
+        assert!(
+            counted > 40_000 && written > 9_000,
+            "{counted} counted, {written} written"
+        );
+    }
+
+    /// The text of a table: columns as wide as their widest cell (counted
+    /// or written), text left-aligned and numbers right-aligned.
+    #[test]
+    fn table_text_aligns_columns() {
+        static LOG: TableClass = TableClass {
+            name: "log",
+            title: "Log",
+            columns: &[
+                col("Begin", "timestamp"),
+                col("Duration", "duration"),
+                col("Process", "process"),
+                col("Ratio", "ratio"),
+            ],
+        };
+        let mut t = Table::new(&LOG, 0, 1);
+        t.rows = vec![
+            vec![
+                timestamp(1_500_000_000),
+                duration(12_345),
+                process(Some("é"), Some(1), Some(2)),
+                ratio(0.5),
+            ],
+            vec![
+                timestamp(-3),
+                duration(7),
+                process(Some("long name"), None, Some(10)),
+                ratio(0.123),
+            ],
+            vec![timestamp(2)],
+        ];
+        let mut out = Vec::new();
+        table_text(&t, &mut out).unwrap();
+        // (widths: 12, 13, 14 and 9 characters; "é" is one)
+        let want = concat!(
+            "Log\n",
+            "         Begin  Duration (µs)  Process         Ratio (%)\n",
+            "   1.500000000         12.345  é (1/2)             50.00\n",
+            "  -0.000000003          0.007  long name (10)      12.30\n",
+            "   0.000000002\n",
+            "\n",
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
         assert_eq!(cell_text(&process(Some("p"), None, None)), "p");
         assert_eq!(cell_text(&Cell::Null), "-");
         assert_eq!(cell_text(&Cell::Bool(None)), "-");
