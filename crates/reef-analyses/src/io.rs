@@ -468,7 +468,7 @@ impl Io {
 
     /// The row of request `r` of thread `index` (its place in `tids`),
     /// with `owners` from [`Io::owners`].
-    fn request_row(&self, index: usize, r: &Request, owners: &Owners) -> Vec<lami::Cell> {
+    fn request_row(&self, index: usize, r: &Request, owners: &Owners) -> [lami::Cell; 8] {
         let (owner, thread) = &owners[index];
         let (path, fd) = match r.fd {
             None => (lami::Cell::Null, lami::Cell::Null),
@@ -481,7 +481,7 @@ impl Io {
                 (path, lami::fd(fd))
             }
         };
-        vec![
+        [
             lami::time_range_cell(r.begin, r.end),
             self.out_of_range(r),
             lami::duration(r.end - r.begin),
@@ -553,33 +553,36 @@ impl Io {
                 t.rows = rqs
                     .iter()
                     .take(rows)
-                    .map(|(i, r)| self.request_row(*i, r, &owners))
+                    .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
                     .collect();
                 t
             })
             .collect()
     }
 
-    fn log_table(&self, begin: i64, end: i64) -> Table {
-        let mut t = Table::new(&METADATA.tables[4], begin, end);
+    /// The log: its table, and its rows made on demand (in the order of
+    /// the requests' starts).
+    fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
+        let t = Table::new(&METADATA.tables[4], begin, end);
         let mut rqs: Vec<&(usize, Request)> = self.requests.iter().collect();
         rqs.sort_by_key(|(i, r)| (r.begin, *i));
         let owners = self.owners();
-        // (the requests reach their descriptors at random: each row asks
-        // for the descriptor of the one a few rows ahead)
-        const AHEAD: usize = 8;
-        t.rows = (0..rqs.len())
-            .map(|k| {
+        let n = rqs.len();
+        let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
+            // (the requests reach their descriptors at random: each row
+            // asks for the descriptor of the one a few rows ahead)
+            const AHEAD: usize = 8;
+            for k in 0..rqs.len() {
                 if let Some((i, r)) = rqs.get(k + AHEAD) {
                     if let (Some(o), Some(fd)) = (owners[*i].0, r.fd) {
                         self.tids[o].fds.prefetch(fd);
                     }
                 }
                 let (i, r) = rqs[k];
-                self.request_row(*i, r, &owners)
-            })
-            .collect();
-        t
+                f(&self.request_row(*i, r, &owners));
+            }
+        };
+        lami::Emitted::made(t, n, Box::new(rows))
     }
 
     fn usage_tables(&self, limit: usize, begin: i64, end: i64) -> Vec<Table> {
@@ -953,8 +956,18 @@ impl Analysis for Io {
             Mode::Stats => self.stats_tables(begin, end),
             Mode::Freq(res) => self.freq_tables(res, begin, end),
             Mode::Top(limit) => self.top_tables(limit, begin, end),
-            Mode::Log => vec![self.log_table(begin, end)],
+            Mode::Log => vec![self.log_table(begin, end).into_table()],
             Mode::Usage(limit) => self.usage_tables(limit, begin, end),
+        }
+    }
+
+    fn emit<'s>(&'s mut self, state: &'s State, begin: i64, end: i64) -> Vec<lami::Emitted<'s>> {
+        match self.mode {
+            Mode::Log => vec![self.log_table(begin, end)],
+            _ => {
+                let tables = self.tables(state, begin, end);
+                tables.into_iter().map(lami::Emitted::held).collect()
+            }
         }
     }
 }

@@ -400,29 +400,40 @@ impl Analysis for Irqlog {
         self.extent = None;
     }
 
-    fn tables(&mut self, _state: &State, begin: i64, end: i64) -> Vec<Table> {
+    fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table> {
         if let Some(res) = self.freq {
             return self.freq_tables(res, begin, end);
         }
-        let mut t = Table::new(&LOG_METADATA.tables[0], begin, end);
-        // (each interrupt's name made once, shared by its rows)
-        let mut names: HashMap<(bool, i64), std::sync::Arc<str>> = HashMap::default();
-        t.rows.reserve_exact(self.log.len());
-        for r in &self.log {
-            let name = names
-                .entry((r.hard, r.nr))
-                .or_insert_with(|| self.name(r.hard, r.nr).into());
-            let raised = match r.hard {
-                true => lami::Cell::Null,
-                false => r.raise.map_or_else(lami::unknown, lami::timestamp),
-            };
-            t.rows.push(vec![
-                lami::time_range_cell(r.begin, r.end),
-                raised,
-                lami::cpu(r.cpu),
-                lami::irq_shared(r.hard, r.nr, Some(name)),
-            ]);
+        let emitted = self.emit(state, begin, end);
+        emitted.into_iter().map(lami::Emitted::into_table).collect()
+    }
+
+    fn emit<'s>(&'s mut self, _state: &'s State, begin: i64, end: i64) -> Vec<lami::Emitted<'s>> {
+        if let Some(res) = self.freq {
+            let tables = self.freq_tables(res, begin, end);
+            return tables.into_iter().map(lami::Emitted::held).collect();
         }
-        vec![t]
+        let t = Table::new(&LOG_METADATA.tables[0], begin, end);
+        let this: &'s Irqlog = self;
+        let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
+            // (each interrupt's name made once, shared by its rows)
+            let mut names: HashMap<(bool, i64), std::sync::Arc<str>> = HashMap::default();
+            for r in &this.log {
+                let name = names
+                    .entry((r.hard, r.nr))
+                    .or_insert_with(|| this.name(r.hard, r.nr).into());
+                let raised = match r.hard {
+                    true => lami::Cell::Null,
+                    false => r.raise.map_or_else(lami::unknown, lami::timestamp),
+                };
+                f(&[
+                    lami::time_range_cell(r.begin, r.end),
+                    raised,
+                    lami::cpu(r.cpu),
+                    lami::irq_shared(r.hard, r.nr, Some(name)),
+                ]);
+            }
+        };
+        vec![lami::Emitted::made(t, this.log.len(), Box::new(rows))]
     }
 }

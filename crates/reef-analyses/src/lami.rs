@@ -224,6 +224,70 @@ impl Table {
     }
 }
 
+/// Makes a table's rows on demand: hands each to the callback, in order,
+/// each time it is called.
+pub type MakeRows<'a> = Box<dyn Fn(&mut dyn FnMut(&[Cell])) + 'a>;
+
+/// A table as the writers read it: with its rows held ([`Table::rows`]),
+/// or made on demand where they are written (a log's millions of rows,
+/// made from the analysis' own records rather than held as cells: they
+/// took five times the memory of those records).
+pub struct Emitted<'a> {
+    /// The table; with rows made on demand, its `rows` are unused.
+    pub table: Table,
+    made: Option<(usize, MakeRows<'a>)>,
+}
+
+impl<'a> Emitted<'a> {
+    /// `table` with its rows.
+    pub fn held(table: Table) -> Emitted<'a> {
+        Emitted { table, made: None }
+    }
+
+    /// `table` with the `n` rows `make` makes.
+    pub fn made(table: Table, n: usize, make: MakeRows<'a>) -> Emitted<'a> {
+        Emitted {
+            table,
+            made: Some((n, make)),
+        }
+    }
+
+    /// Whether the rows are made on demand (not held in `table`).
+    pub fn is_made(&self) -> bool {
+        self.made.is_some()
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        match &self.made {
+            Some((n, _)) => *n,
+            None => self.table.rows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Hands each row to `f`, in order.
+    pub fn for_each_row(&self, f: &mut dyn FnMut(&[Cell])) {
+        match &self.made {
+            Some((_, make)) => make(f),
+            None => self.table.rows.iter().for_each(|r| f(r)),
+        }
+    }
+
+    /// The table with its rows held.
+    pub fn into_table(self) -> Table {
+        let mut t = self.table;
+        if let Some((n, make)) = self.made {
+            t.rows = Vec::with_capacity(n);
+            make(&mut |r| t.rows.push(r.to_vec()));
+        }
+        t
+    }
+}
+
 /// The LAMI results document; tables without rows are left out.
 pub fn results_json(tables: &[Table]) -> Value {
     let results: Vec<Value> = tables
@@ -238,17 +302,33 @@ pub fn results_json(tables: &[Table]) -> Value {
 /// by `serde_json::to_writer` would (the members in the same, sorted,
 /// order), without building it: the rows are written where they are, not
 /// copied into a document first (a log's rows are most of its run).
-pub fn write_results(tables: &[Table], out: &mut impl std::io::Write) -> std::io::Result<()> {
+pub fn write_results(tables: &[Emitted], out: &mut impl std::io::Write) -> std::io::Result<()> {
     out.write_all(b"{\"results\":[")?;
-    for (i, t) in tables.iter().filter(|t| !t.rows.is_empty()).enumerate() {
+    for (i, e) in tables.iter().filter(|e| !e.is_empty()).enumerate() {
+        let t = &e.table;
         if i > 0 {
             out.write_all(b",")?;
         }
         out.write_all(b"{\"class\":")?;
         serde_json::to_writer(&mut *out, &t.class_json())?;
-        out.write_all(b",\"data\":")?;
-        serde_json::to_writer(&mut *out, &t.rows)?;
-        out.write_all(b",\"time-range\":")?;
+        // (the rows as serializing them held writes them)
+        out.write_all(b",\"data\":[")?;
+        let mut first = true;
+        let mut failed = None;
+        e.for_each_row(&mut |r| {
+            if failed.is_some() {
+                return;
+            }
+            let sep = if first { Ok(()) } else { out.write_all(b",") };
+            first = false;
+            failed = sep
+                .and_then(|()| serde_json::to_writer(&mut *out, r).map_err(Into::into))
+                .err();
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.write_all(b"],\"time-range\":")?;
         serde_json::to_writer(&mut *out, &time_range(t.begin, t.end))?;
         out.write_all(b"}")?;
     }
@@ -669,7 +749,8 @@ fn chars(s: &str) -> usize {
 /// of most cells without writing them, [`cell_width`]), a second writes
 /// the cells into their lines (a log has millions of rows; keeping their
 /// text took a third as much memory as the rows).
-pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<()> {
+pub fn table_text(e: &Emitted, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let t = &e.table;
     writeln!(out, "{}", t.title())?;
     let cols = t.columns();
     let mut heads: Vec<String> = cols.iter().map(header).collect();
@@ -680,7 +761,7 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
     heads.resize(n, String::new());
     let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
     let mut cell = String::new();
-    for r in &t.rows {
+    e.for_each_row(&mut |r| {
         for (w, c) in width.iter_mut().zip(r) {
             let cw = cell_width(c).unwrap_or_else(|| {
                 cell.clear();
@@ -689,7 +770,7 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
             });
             *w = (*w).max(cw);
         }
-    }
+    });
     let left: Vec<bool> = cols
         .iter()
         .map(|c| {
@@ -727,7 +808,11 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
         put(&mut line, i, h);
     }
     end_line(&mut line)?;
-    for r in &t.rows {
+    let mut failed = None;
+    e.for_each_row(&mut |r| {
+        if failed.is_some() {
+            return;
+        }
         for i in 0..n {
             cell.clear();
             if let Some(c) = r.get(i) {
@@ -735,7 +820,10 @@ pub fn table_text(t: &Table, out: &mut impl std::io::Write) -> std::io::Result<(
             }
             put(&mut line, i, &cell);
         }
-        end_line(&mut line)?;
+        failed = end_line(&mut line).err();
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     out.write_all(b"\n")
 }
@@ -902,6 +990,40 @@ mod tests {
         );
     }
 
+    /// Rows made on demand write as the same rows held, in LAMI and in
+    /// text, and are held as they were made.
+    #[test]
+    fn made_rows_are_held_rows() {
+        let rows: Vec<Vec<Cell>> = (0..50i64)
+            .map(|i| vec![duration(i * 999), duration_f(i as f64 / 3.0), number(-i)])
+            .collect();
+        let mut held = Table::new(&CLASS, 5, 9);
+        held.rows = rows.clone();
+        let made = |n: usize| {
+            let r = rows.clone();
+            let make = move |f: &mut dyn FnMut(&[Cell])| r.iter().take(n).for_each(|r| f(r));
+            Emitted::made(Table::new(&CLASS, 5, 9), n, Box::new(make))
+        };
+        let write = |e: &[Emitted]| {
+            let (mut lami, mut text) = (Vec::new(), Vec::new());
+            write_results(e, &mut lami).unwrap();
+            e.iter().for_each(|t| table_text(t, &mut text).unwrap());
+            (lami, text)
+        };
+        let empty = Emitted::held(Table::new(&CLASS, 5, 9));
+        let want = write(&[Emitted::held(held.clone()), empty]);
+        let got = write(&[made(50), made(0)]);
+        assert_eq!(got, want);
+        assert!(
+            want.1.len() > 50 * 20,
+            "{}",
+            String::from_utf8_lossy(&want.1)
+        );
+        let m = made(50);
+        assert!(m.is_made() && m.len() == 50 && made(0).is_empty());
+        assert_eq!(m.into_table().rows, held.rows);
+    }
+
     /// The text of a table: columns as wide as their widest cell (counted
     /// or written), text left-aligned and numbers right-aligned.
     #[test]
@@ -933,7 +1055,7 @@ mod tests {
             vec![timestamp(2)],
         ];
         let mut out = Vec::new();
-        table_text(&t, &mut out).unwrap();
+        table_text(&Emitted::held(t), &mut out).unwrap();
         // (widths: 12, 13, 14 and 9 characters; "é" is one)
         let want = concat!(
             "Log\n",
@@ -965,9 +1087,10 @@ mod tests {
         let series = Table::series(&CLASS, "S", "ns", &[sub.clone(), plain.clone()]).unwrap();
         let empty = Table::new(&CLASS, 3, 4);
         for tables in [vec![], vec![empty.clone()], vec![plain, empty, sub, series]] {
-            let mut out = Vec::new();
-            write_results(&tables, &mut out).unwrap();
             let want = serde_json::to_string(&results_json(&tables)).unwrap();
+            let mut out = Vec::new();
+            let held: Vec<Emitted> = tables.into_iter().map(Emitted::held).collect();
+            write_results(&held, &mut out).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), want);
         }
     }

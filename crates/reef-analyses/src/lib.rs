@@ -47,14 +47,14 @@ pub mod state;
 pub mod stats;
 pub mod syscallstats;
 
-pub use run::{analyse, analyse_model, is_kernel_trace, AnalyseError, Analysed};
+pub use run::{analyse, analyse_model, is_kernel_trace, run_model, AnalyseError, Analysed};
 
 /// An insertion-ordered map (the order of Python's dicts, which
 /// lttng-analyses' ties follow) with a fast hash.
 pub type IndexMap<K, V> = indexmap::IndexMap<K, V, rustc_hash::FxBuildHasher>;
 
 use event::Event;
-use lami::{Metadata, Table};
+use lami::{Emitted, Metadata, Table};
 use state::{Listener, Nobody, State};
 
 /// An analysis: a listener of the kernel model over one period.
@@ -87,6 +87,13 @@ pub trait Analysis: Listener {
     fn event(&mut self, _ts: i64) {}
     /// The results over [`begin`, `end`], `end` being the last event's time.
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table>;
+    /// The results as [`Analysis::tables`], for a writer: an analysis
+    /// with a log makes its rows on demand, from its records, rather than
+    /// holding them all as cells.
+    fn emit<'s>(&'s mut self, state: &'s State, begin: i64, end: i64) -> Vec<Emitted<'s>> {
+        let tables = self.tables(state, begin, end);
+        tables.into_iter().map(Emitted::held).collect()
+    }
 }
 
 /// Feeds events to the model and an analysis, over the time range
@@ -176,6 +183,15 @@ impl<A: Analysis> Runner<A> {
     pub fn finish(&mut self) -> Vec<Table> {
         match (self.period_begin, self.last_ts) {
             (Some(b), Some(e)) => self.analysis.tables(&self.state, b, e),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The result tables as [`Runner::finish`], for a writer (see
+    /// [`Analysis::emit`]).
+    pub fn emit(&mut self) -> Vec<Emitted<'_>> {
+        match (self.period_begin, self.last_ts) {
+            (Some(b), Some(e)) => self.analysis.emit(&self.state, b, e),
             _ => Vec::new(),
         }
     }

@@ -71,6 +71,18 @@ pub fn analyse_model<A: Analysis>(
     analysis: A,
     intersection: bool,
 ) -> Result<Analysed<A>, AnalyseError> {
+    let mut a = run_model(read, analysis, intersection)?;
+    a.tables = a.model.as_mut().map(|r| r.finish()).unwrap_or_default();
+    Ok(a)
+}
+
+/// [`analyse_model`] without making the tables (`tables` is empty): for a
+/// writer, which has the model make them ([`Runner::emit`]).
+pub fn run_model<A: Analysis>(
+    read: &ReadOptions,
+    analysis: A,
+    intersection: bool,
+) -> Result<Analysed<A>, AnalyseError> {
     let mut opts = read.clone();
     let begin = opts.begin.take();
     opts.workers.get_or_insert(1);
@@ -134,9 +146,8 @@ pub fn analyse_model<A: Analysis>(
             })
         })?
     };
-    let tables = run.as_mut().map(|r| r.finish()).unwrap_or_default();
     Ok(Analysed {
-        tables,
+        tables: Vec::new(),
         stopped,
         model: run,
     })

@@ -183,8 +183,8 @@ impl Schedlog {
         state: &State,
         known: &mut HashMap<i64, lami::Cell>,
         l: &SchedLatency,
-    ) -> Vec<lami::Cell> {
-        vec![
+    ) -> [lami::Cell; 7] {
+        [
             lami::timestamp(l.wakeup),
             lami::timestamp(l.switch),
             lami::duration(l.switch - l.wakeup),
@@ -343,14 +343,27 @@ impl Analysis for Schedlog {
         self.seen = 0;
     }
 
+    fn emit<'s>(&'s mut self, state: &'s State, begin: i64, end: i64) -> Vec<lami::Emitted<'s>> {
+        if !matches!(self.output, Output::Log) {
+            let tables = self.tables(state, begin, end);
+            return tables.into_iter().map(lami::Emitted::held).collect();
+        }
+        let t = Table::new(&METADATA.tables[0], begin, end);
+        let log = &self.log;
+        let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
+            let mut known = HashMap::default();
+            for l in log {
+                f(&Self::row(state, &mut known, l));
+            }
+        };
+        vec![lami::Emitted::made(t, log.len(), Box::new(rows))]
+    }
+
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table> {
         match self.output {
             Output::Log => {
-                let mut t = Table::new(&METADATA.tables[0], begin, end);
-                let mut known = HashMap::default();
-                let rows = self.log.iter().map(|l| Self::row(state, &mut known, l));
-                t.rows = rows.collect();
-                vec![t]
+                let emitted = self.emit(state, begin, end);
+                emitted.into_iter().map(lami::Emitted::into_table).collect()
             }
             Output::Top(limit) => {
                 let mut top: Vec<&SchedLatency> = if limit < usize::MAX {
@@ -366,7 +379,9 @@ impl Analysis for Schedlog {
                 let mut t = Table::new(&TOP, begin, end);
                 let mut known = HashMap::default();
                 let rows = top.iter().take(limit);
-                t.rows = rows.map(|l| Self::row(state, &mut known, l)).collect();
+                t.rows = rows
+                    .map(|l| Self::row(state, &mut known, l).to_vec())
+                    .collect();
                 vec![t]
             }
             Output::Freq(groups, res) => self.freq_tables(groups, res, begin, end),

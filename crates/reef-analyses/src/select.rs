@@ -176,4 +176,12 @@ impl<A: Analysis> Analysis for Selected<A> {
     fn tables(&mut self, state: &State, begin: i64, end: i64) -> Vec<Table> {
         self.inner.tables(state, begin, end)
     }
+    fn emit<'s>(
+        &'s mut self,
+        state: &'s State,
+        begin: i64,
+        end: i64,
+    ) -> Vec<crate::lami::Emitted<'s>> {
+        self.inner.emit(state, begin, end)
+    }
 }

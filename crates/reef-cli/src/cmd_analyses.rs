@@ -13,10 +13,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use reef_analyses::io::{self, Mode};
-use reef_analyses::lami::{self, Table};
+use reef_analyses::lami::{self, Emitted};
 use reef_analyses::schedstats::Groups;
 use reef_analyses::select::{Select, Selected};
-use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis};
+use reef_analyses::{cputop, irqstats, memtop, schedstats, syscallstats, Analysis, Runner};
 use reef_read::{Source, TimeSpec};
 
 use crate::render::fmt_dur;
@@ -413,7 +413,9 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
     }
     let r = analyse(a, analysis);
     match r {
-        Ok((tables, err)) => {
+        Ok((mut model, err)) => {
+            // (a log's rows are made as they are written)
+            let tables = model.as_mut().map(|m| m.emit()).unwrap_or_default();
             if !a.test_compatibility {
                 if lami_mode {
                     let mut out =
@@ -426,9 +428,10 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
                 }
             }
             // The process ends here: its memory goes back whole. Freeing
-            // a log's rows block by block (millions of cells) took a
-            // tenth of `reef schedlog` on 10 M events.
+            // a log's records, or the model's threads and descriptors,
+            // one by one took a few percent of the run on 10 M events.
             std::mem::forget(tables);
+            std::mem::forget(model);
             match err {
                 None => Ok(ExitCode::SUCCESS),
                 Some(e) => {
@@ -448,12 +451,12 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs the analysis (or only checks the trace, for
-/// `--test-compatibility`); a trace error after the start is returned
-/// beside the results computed up to it.
+/// `--test-compatibility`: no model then); a trace error after the start
+/// is returned beside the model as it was then.
 fn analyse<A: Analysis>(
     a: &CommonArgs,
     analysis: A,
-) -> anyhow::Result<(Vec<Table>, Option<reef_read::Error>)> {
+) -> anyhow::Result<(Option<Runner<A>>, Option<reef_read::Error>)> {
     let mut opts = a.read.options();
     opts.gmt = a.gmt;
     opts.keep_traces = true;
@@ -463,20 +466,16 @@ fn analyse<A: Analysis>(
             reef_analyses::is_kernel_trace(&Source::open(&opts)?),
             "not an LTTng kernel trace (no env.domain = \"kernel\")"
         );
-        return Ok((Vec::new(), None));
+        return Ok((None, None));
     }
-    let done = reef_analyses::analyse_model(&opts, analysis, !a.no_intersection)?;
-    // The process ends after the tables are written: the model's memory
-    // goes back whole then (freeing the I/O analyses' descriptor lives one
-    // by one took 2-4 % of their time on 10 M events).
-    std::mem::forget(done.model);
-    Ok((done.tables, done.stopped))
+    let done = reef_analyses::run_model(&opts, analysis, !a.no_intersection)?;
+    Ok((done.model, done.stopped))
 }
 
-fn print_text(tables: &[Table]) -> anyhow::Result<()> {
+fn print_text(tables: &[Emitted]) -> anyhow::Result<()> {
     // (written as it is made: a log's text is as large as its trace)
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    if let Some(t) = tables.first() {
+    if let Some(t) = tables.first().map(|e| &e.table) {
         writeln!(
             out,
             "Time range: [{}, {}] ({} s)\n",
@@ -491,7 +490,7 @@ fn print_text(tables: &[Table]) -> anyhow::Result<()> {
         )?;
     }
     for t in tables {
-        if t.rows.is_empty() {
+        if t.is_empty() {
             continue;
         }
         lami::table_text(t, &mut out)?;
