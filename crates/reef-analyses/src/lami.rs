@@ -700,7 +700,9 @@ fn push_micros(out: &mut String, ns: i64) {
 
 /// A column's header in text: its title, shortened, with the unit shown.
 fn header(col: &Column) -> String {
-    let mut t = col.title.to_string();
+    // (written for every table: a per-thread statistics has hundreds;
+    // most titles need no replacement)
+    let mut t = std::borrow::Cow::Borrowed(col.title);
     for (long, short) in [
         ("Minimum ", "Min "),
         ("Maximum ", "Max "),
@@ -711,16 +713,20 @@ fn header(col: &Column) -> String {
         ("Scheduling latency ", ""),
         ("Call duration ", ""),
     ] {
-        t = t.replace(long, short);
+        if t.contains(long) {
+            t = t.replace(long, short).into();
+        }
     }
-    if let Some(c) = t.get(..1) {
-        t = c.to_uppercase() + &t[1..];
-    }
+    let mut t = match t.get(..1) {
+        Some(c) if c.as_bytes()[0].is_ascii_lowercase() => c.to_uppercase() + &t[1..],
+        _ => t.into_owned(),
+    };
     match col.class {
-        "duration" => format!("{t} (µs)"),
-        "ratio" => format!("{t} (%)"),
-        _ => t,
+        "duration" => t.push_str(" (µs)"),
+        "ratio" => t.push_str(" (%)"),
+        _ => {}
     }
+    t
 }
 
 /// Appends `n` spaces.

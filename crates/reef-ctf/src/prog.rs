@@ -509,6 +509,11 @@ impl Skim {
         Some(Skim { parts })
     }
 
+    /// Whether a run of it starts with an alignment (of more than a byte).
+    pub fn parts_aligned(&self) -> bool {
+        self.parts.iter().any(|p| p.align > 1)
+    }
+
     /// Crosses the scopes. False, with the cursor unchanged, when they do
     /// not fit in the packet (their programs then report the error) or the
     /// cursor or the packet is not on a byte.
@@ -543,9 +548,12 @@ impl Skim {
 
 /// A [`Skim`] of at most one string packed in one word, for a stream
 /// class's table by event id: the bytes before the string (bits 0-14), the
-/// bytes after it (bits 15-29), and whether there is one (bit 30). Crossing
-/// an event then takes one load from the table after its id, not three
-/// through its class.
+/// bytes after it (bits 15-29), and whether there is one (bit 30); without
+/// a string, the bytes may come after an alignment of up to 8 bytes (its
+/// base-2 logarithm in bits 15-16: the bodies of LTTng kernel traces
+/// whose integers are aligned to their size). Crossing an event then
+/// takes one load from the table after its id, not three through its
+/// class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuickSkim(u32);
 
@@ -566,6 +574,9 @@ impl QuickSkim {
             (p.after_str == after_str && p.align == 1 && p.bytes <= Self::MAX).then_some(p.bytes)
         };
         match skim.map(|s| &s.parts[..]) {
+            Some([p]) if !p.after_str && p.bytes <= Self::MAX && matches!(p.align, 2 | 4 | 8) => {
+                QuickSkim(p.bytes | p.align.trailing_zeros() << 15)
+            }
             Some([p]) => bytes(p, false).map_or(Self::NONE, QuickSkim),
             Some([p, q]) => match (bytes(p, false), bytes(q, true)) {
                 (Some(a), Some(b)) => QuickSkim(a | b << 15 | Self::STR),
@@ -583,6 +594,13 @@ impl QuickSkim {
         }
         let mut pos = cur.pos;
         let fits = |pos: u64, bytes: u32| pos <= cur.end && cur.end - pos >= u64::from(bytes) * 8;
+        if self.0 & Self::STR == 0 {
+            // (an alignment: as `Skim::cross`)
+            let align = 1 << ((self.0 >> 15) & 3);
+            if align > 1 {
+                pos = cur.base + align_up(pos - cur.base, align * 8);
+            }
+        }
         let a = self.0 & Self::MAX;
         if !fits(pos, a) {
             return false;

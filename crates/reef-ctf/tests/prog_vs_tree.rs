@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use reef_ctf::decode::{decode, Cursor, DecodeErrorKind, State, Value};
 use reef_ctf::plan::Plan;
+use reef_ctf::prog::QuickSkim;
 use reef_ctf::TraceClass;
 
 fn metadata_dirs(root: &Path, out: &mut Vec<PathBuf>) {
@@ -202,8 +203,12 @@ fn compare_skim(
     rng: &mut Rng,
     what: &str,
     tries: usize,
+    quick_aligned: &mut usize,
 ) -> usize {
     let Some(skim) = &ep.skim else { return 0 };
+    let quick = ep.quick;
+    // (a quick skim after an alignment: LTTng's bodies of aligned integers)
+    let aligned = skim.parts_aligned();
     let mut crossed = 0;
     for _ in 0..tries {
         let data = rng.data();
@@ -219,10 +224,21 @@ fn compare_skim(
         };
         let mut st = State::new(slots);
         let mut out = Vec::new();
-        let (mut c1, mut c2) = (cur, cur);
+        let (mut c1, mut c2, mut c3) = (cur, cur, cur);
         let ran = reef_ctf::prog::run(&ep.context, &mut c1, &mut st, &mut out)
             .and_then(|()| reef_ctf::prog::run(&ep.payload, &mut c1, &mut st, &mut out));
         let ctx = format!("{what}: data {data:?} base {base} pos {pos} end {end}");
+        // The class's quick skim, where it has one, crosses as its skim.
+        if quick != QuickSkim::NONE {
+            let mut c4 = cur;
+            assert_eq!(
+                quick.cross(&mut c3),
+                skim.cross(&mut c4),
+                "quick skim, {ctx}"
+            );
+            assert_eq!(c3.pos, c4.pos, "quick skim's end position differs, {ctx}");
+            *quick_aligned += usize::from(aligned);
+        }
         if skim.cross(&mut c2) {
             crossed += 1;
             assert!(ran.is_ok(), "skim crossed where the programs fail, {ctx}");
@@ -245,7 +261,7 @@ fn skims_cross_as_the_programs_do() {
     metadata_dirs(&root, &mut dirs);
     dirs.sort();
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut skims, mut crossed) = (0usize, 0usize);
+    let (mut skims, mut crossed, mut quick_aligned) = (0usize, 0usize, 0usize);
     for dir in &dirs {
         let Ok(class) = TraceClass::load(dir) else {
             continue;
@@ -254,15 +270,16 @@ fn skims_cross_as_the_programs_do() {
         for sp in &class.streams {
             for ep in sp.event_plans() {
                 skims += ep.skim.is_some() as usize;
-                crossed += compare_skim(ep, sp.refs.len(), &mut rng, &name, 150);
+                crossed +=
+                    compare_skim(ep, sp.refs.len(), &mut rng, &name, 150, &mut quick_aligned);
             }
         }
     }
     assert!(
-        skims > 100 && crossed > 2000,
-        "{skims} skims, {crossed} crossed"
+        skims > 100 && crossed > 2000 && quick_aligned > 1000,
+        "{skims} skims, {crossed} crossed, {quick_aligned} quick after an alignment"
     );
-    eprintln!("{skims} skims, {crossed} random crossings compared");
+    eprintln!("{skims} skims, {crossed} random crossings compared, {quick_aligned} of quick skims after an alignment");
 }
 
 /// The id + timestamp header shortcut (`Prog::id_ts`, libreef's header)
