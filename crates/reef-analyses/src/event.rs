@@ -358,11 +358,11 @@ impl Call {
     }
 }
 
-fn classify(name: &str, old_prio: bool) -> Class {
+fn classify(name: &str, old_prio: impl FnOnce() -> bool) -> Class {
     match name {
         "sched_switch" => Class::SchedSwitch,
         "sched_migrate_task" => Class::MigrateTask,
-        "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => Class::Wakeup(old_prio),
+        "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => Class::Wakeup(old_prio()),
         "sched_process_fork" => Class::Fork,
         "sched_process_exec" => Class::Exec,
         "sched_pi_setprio" => Class::PiSetprio,
@@ -446,6 +446,13 @@ impl Interest {
 /// Whether the trace was recorded by lttng-modules older than 2.7.1, whose
 /// `sched_wak*` events carry the priority with a +100 offset. A trace with
 /// no tracer version in its environment is taken as recent.
+/// The empty call name of a class that is no system call entry (one
+/// string for all: a kernel trace has hundreds of classes).
+fn no_call() -> Arc<str> {
+    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from("")).clone()
+}
+
 fn old_wakeup_prio(trace: &Trace) -> bool {
     let num = |k: &str| match trace.meta().env_get(k) {
         Some(EnvValue::Int(i)) => Some(*i),
@@ -660,7 +667,7 @@ impl ClassInfo {
     ) -> ClassInfo {
         let sp = &trace.class.streams[stream];
         let name = &trace.class.meta.streams[sp.class].events[sp.events[event].class].name;
-        let mut class = classify(name, old_wakeup_prio(trace));
+        let mut class = classify(name, || old_wakeup_prio(trace));
         if class.is_irq() && !interest.irqs && interest.irq_cpus {
             // As the model would read the IRQ event: whether its fields are
             // there (with the values: only where, not what, differs).
@@ -671,8 +678,7 @@ impl ClassInfo {
                 raw: false,
                 info: &mut ClassInfo::blank(class),
             };
-            let call = Arc::from("");
-            class = match kind(class, &mut probe, &call) {
+            class = match kind(class, &mut probe, &no_call()) {
                 Some(_) => Class::Cpu,
                 None => Class::Other,
             };
@@ -705,8 +711,7 @@ impl ClassInfo {
             info: &mut info,
         };
         probe.int(CPU_ID);
-        let call = Arc::from("");
-        let _ = kind(class, &mut probe, &call);
+        let _ = kind(class, &mut probe, &no_call());
         info.cpu_in_packet = info.loc(CPU_ID).is_some_and(|l| l.in_packet());
         let Some(places) = info.places.as_deref_mut() else {
             return info;
@@ -734,7 +739,7 @@ impl ClassInfo {
             class,
             needs_values: false,
             cpu_in_packet: false,
-            call: Arc::from(""),
+            call: no_call(),
             places: None,
         }
     }

@@ -283,7 +283,11 @@ fn starts_char(b: u8) -> bool {
 
 /// Counts the characters of `bytes`, a slice of UTF-8 text.
 fn count_chars(bytes: &[u8]) -> u32 {
-    let n = bytes.iter().filter(|&&b| starts_char(b)).count();
+    // (metadata is ASCII but for its strings: a word at a time then)
+    let n = match bytes.is_ascii() {
+        true => bytes.len(),
+        false => bytes.iter().filter(|&&b| starts_char(b)).count(),
+    };
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
@@ -697,14 +701,21 @@ impl<'a> TokenStream<'a> {
     /// and white space (no comment, string, nor nested brace), so that
     /// the same bytes always give the same tokens.
     pub(crate) fn plain_block(&self) -> Option<(&'a str, usize)> {
-        if self.err.is_some() || self.ahead.tok != Tok::Punct(P::LBrace) {
+        self.block_text()
+            .filter(|(text, _)| text.bytes().all(|c| PLAIN[c as usize]))
+    }
+
+    /// The text between the token after the current one, an opening
+    /// brace, and the first closing brace after it, with its byte offset,
+    /// whatever it holds: the same text as a [`TokenStream::plain_block`]
+    /// seen before is one too.
+    pub(crate) fn block_text(&self) -> Option<(&'a str, usize)> {
+        if self.err.is_some() || !matches!(self.ahead.tok, Tok::Punct(P::LBrace)) {
             return None;
         }
         let start = self.lx.pos;
         let len = memchr::memchr(b'}', &self.lx.b[start..])?;
-        let text = &self.lx.b[start..start + len];
-        let plain = text.iter().all(|&c| PLAIN[c as usize]);
-        plain.then(|| (&self.lx.src[start..start + len], start))
+        Some((&self.lx.src[start..start + len], start))
     }
 
     /// The text between the token after the current one, an opening
@@ -713,7 +724,7 @@ impl<'a> TokenStream<'a> {
     /// `'` or `/`), so that counting braces finds the block's end and the
     /// same bytes always give the same tokens.
     pub(crate) fn brace_block(&self) -> Option<(&'a str, usize)> {
-        if self.err.is_some() || self.ahead.tok != Tok::Punct(P::LBrace) {
+        if self.err.is_some() || !matches!(self.ahead.tok, Tok::Punct(P::LBrace)) {
             return None;
         }
         let start = self.lx.pos;
@@ -758,7 +769,7 @@ impl<'a> TokenStream<'a> {
 
     /// Moves to the next token; stays on [`Tok::Eof`].
     pub(crate) fn bump(&mut self) {
-        if self.cur.tok != Tok::Eof {
+        if !matches!(self.cur.tok, Tok::Eof) {
             let next = self.pull();
             self.cur = std::mem::replace(&mut self.ahead, next);
         }

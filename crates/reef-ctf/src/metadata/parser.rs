@@ -248,7 +248,7 @@ impl<'a> Parser<'a> {
     }
 
     fn is_p(&self, p: P) -> bool {
-        *self.tok() == Tok::Punct(p)
+        matches!(*self.tok(), Tok::Punct(q) if q == p)
     }
 
     fn eat_p(&mut self, p: P) -> bool {
@@ -323,7 +323,7 @@ impl<'a> Parser<'a> {
 
     pub(crate) fn parse_file(&mut self) -> R<()> {
         loop {
-            match self.tok().clone() {
+            match *self.tok() {
                 Tok::Eof => return Ok(()),
                 Tok::Kw(
                     k @ (Kw::Trace | Kw::Stream | Kw::Event | Kw::Env | Kw::Clock | Kw::Callsite),
@@ -560,7 +560,7 @@ impl<'a> Parser<'a> {
     }
 
     fn eat_p_kw(&mut self, k: Kw) -> bool {
-        if *self.tok() == Tok::Kw(k) {
+        if matches!(*self.tok(), Tok::Kw(q) if q == k) {
             self.bump();
             true
         } else {
@@ -582,7 +582,7 @@ impl<'a> Parser<'a> {
             col,
         };
         loop {
-            match self.tok().clone() {
+            match *self.tok() {
                 Tok::Kw(Kw::Const) => self.bump(),
                 Tok::Kw(k) if k.is_basic_type() => {
                     specs.words.push(k.as_str());
@@ -963,14 +963,15 @@ impl<'a> Parser<'a> {
         // Metadata repeats a few integer types many times (an LTTng kernel
         // trace: 1,482 of 22 kinds, 60 % of its text): the same plain text
         // between the braces is the same type, parsed once.
-        let plain = self.toks.plain_block().filter(|_| self.depth < MAX_DEPTH);
-        if let Some((text, start)) = plain {
+        // (a text in the memo was plain when it was added)
+        if let Some((text, start)) = self.toks.block_text().filter(|_| self.depth < MAX_DEPTH) {
             if let Some(int) = self.int_memo.get(text) {
                 let int = int.clone();
                 self.toks.skip_plain_block(start, text.len());
                 return Ok(Ty::Int(int));
             }
         }
+        let plain = self.toks.plain_block().filter(|_| self.depth < MAX_DEPTH);
         self.bump(); // integer
         let attrs = self.type_attrs("integer")?;
         let int = self.integer_from_attrs(&attrs, line, col)?;

@@ -201,7 +201,7 @@ struct EventDecl {
 }
 
 fn trace_decl(b: &Block) -> R<TraceDecl> {
-    let mut seen = Vec::new();
+    let mut seen = Vec::with_capacity(b.attrs.len());
     let (mut major, mut minor, mut uuid, mut bo, mut ph) = (None, None, None, None, None);
     for a in &b.attrs {
         match &*a.name {
@@ -270,7 +270,7 @@ fn trace_decl(b: &Block) -> R<TraceDecl> {
 }
 
 fn clock_decl(b: &Block) -> R<ClockClass> {
-    let mut seen = Vec::new();
+    let mut seen = Vec::with_capacity(b.attrs.len());
     let mut c = ClockClass::default();
     let mut has_name = false;
     for a in &b.attrs {
@@ -321,7 +321,7 @@ fn clock_decl(b: &Block) -> R<ClockClass> {
 }
 
 fn stream_decl(b: &Block, first: bool) -> R<StreamDecl> {
-    let mut seen = Vec::new();
+    let mut seen = Vec::with_capacity(b.attrs.len());
     let mut s = StreamDecl {
         id: 0,
         packet_context: None,
@@ -364,7 +364,7 @@ fn stream_decl(b: &Block, first: bool) -> R<StreamDecl> {
 }
 
 fn event_decl(b: &Block) -> R<EventDecl> {
-    let mut seen = Vec::new();
+    let mut seen = Vec::with_capacity(b.attrs.len());
     let mut e = EventDecl {
         id: None,
         stream_id: None,
@@ -955,8 +955,9 @@ pub(crate) fn build(
         let event_header = instantiate(Scope::EventHeader, &sroots, &mut budget, l, c)?;
         let event_context = instantiate(Scope::EventCommonContext, &sroots, &mut budget, l, c)?;
         let mut out_events = Vec::with_capacity(evs.len());
+        // (the stream's scopes, with each event's own in turn)
+        let mut eroots = sroots;
         for e in evs {
-            let mut eroots = sroots.clone();
             eroots.tys[4] = e.context.clone();
             eroots.tys[5] = e.fields.clone();
             let (l, c) = (e.line, e.col);
