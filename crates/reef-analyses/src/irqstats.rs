@@ -95,6 +95,15 @@ impl Irqstats {
     pub fn new() -> Irqstats {
         Irqstats::default()
     }
+
+    /// The statistics of hard IRQ `irq`, made at its first end (named
+    /// "unknown" until an entry names it).
+    fn hard_seen(&mut self, irq: i64) -> &mut HardStats {
+        self.hard.entry(irq).or_insert_with(|| HardStats {
+            names: vec!["unknown".to_string()],
+            d: Durations::default(),
+        })
+    }
 }
 
 impl Listener for Irqstats {
@@ -114,11 +123,7 @@ impl Listener for Irqstats {
         if irq.begin == 0 || irq.end == 0 {
             return;
         }
-        let s = self.hard.entry(irq.irq).or_insert_with(|| HardStats {
-            names: vec!["unknown".to_string()],
-            d: Durations::default(),
-        });
-        s.d.add(irq.end - irq.begin);
+        self.hard_seen(irq.irq).d.add(irq.end - irq.begin);
     }
 
     fn softirq_exit(&mut self, irq: &SoftIrq) {
@@ -340,7 +345,9 @@ impl Listener for Irqlog {
         if irq.begin == 0 || irq.end == 0 {
             return;
         }
-        self.stats.irq_exit(irq);
+        // (the log and the distributions name an IRQ as the statistics
+        // do, and read nothing else of them)
+        self.stats.hard_seen(irq.irq);
         if self.freq.is_some() {
             self.add_duration(false, irq.irq, irq.end - irq.begin);
             return;
@@ -359,7 +366,6 @@ impl Listener for Irqlog {
         let Some(begin) = irq.begin.filter(|&b| b != 0 && irq.end != 0) else {
             return;
         };
-        self.stats.softirq_exit(irq);
         if self.freq.is_some() {
             self.add_duration(true, irq.vec, irq.end - begin);
             return;
