@@ -541,19 +541,28 @@ impl Io {
             .map(|k| {
                 let mut t = Table::new(&METADATA.tables[3], begin, end);
                 t.subtitle = Some(KINDS[k].to_string());
-                let mut rqs: Vec<&(usize, Request)> = self
+                let mut rqs: Vec<(usize, &(usize, Request))> = self
                     .requests
                     .iter()
                     .filter(|(_, r)| slot(r.op) == Some(k))
+                    .enumerate()
                     .collect();
-                // (stable: equal durations keep lttng-analyses' order, by
-                // thread then by end)
-                rqs.sort_by_key(|(i, r)| (std::cmp::Reverse(r.end - r.begin), *i));
+                // Longest first; equal durations keep lttng-analyses'
+                // order, by thread then by end (the requests' order: a
+                // total order, so the longest can be picked out before
+                // they are sorted, the others left unsorted).
+                let key = |&(at, (i, r)): &(usize, &(usize, Request))| {
+                    (std::cmp::Reverse(r.end - r.begin), *i, at)
+                };
                 let rows = if limit == 0 { usize::MAX } else { limit + 1 };
+                if rows < rqs.len() {
+                    rqs.select_nth_unstable_by_key(rows - 1, key);
+                    rqs.truncate(rows);
+                }
+                rqs.sort_unstable_by_key(key);
                 t.rows = rqs
                     .iter()
-                    .take(rows)
-                    .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
+                    .map(|(_, (i, r))| self.request_row(*i, r, &owners).to_vec())
                     .collect();
                 t
             })
