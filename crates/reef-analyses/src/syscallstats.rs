@@ -11,8 +11,6 @@
 //!   the return-value string reproduces that, so it matches its output.
 //! - A thread's name and pid are those it had at its first counted call.
 
-use std::sync::Arc;
-
 use crate::IndexMap;
 
 use crate::event::Interest;
@@ -64,10 +62,6 @@ struct ThreadStats {
     pid: Option<i64>,
     total: u64,
     calls: IndexMap<String, CallStats>,
-    /// By the address of a call's shared name (held, so that no other
-    /// name takes its place): the call's index in `calls`. The name is
-    /// then neither hashed nor compared per call.
-    by_name: rustc_hash::FxHashMap<usize, (Arc<str>, usize)>,
 }
 
 #[derive(Debug, Default)]
@@ -122,20 +116,11 @@ impl Listener for Syscallstats {
             pid: proc.pid,
             total: 0,
             calls: IndexMap::default(),
-            by_name: Default::default(),
         });
-        let key = Arc::as_ptr(&call.name) as *const u8 as usize;
-        let i = match t.by_name.get(&key) {
-            Some(&(_, i)) => i,
-            None => {
-                let e = t.calls.entry(call.name.to_string());
-                let i = e.index();
-                e.or_default();
-                t.by_name.insert(key, (call.name.clone(), i));
-                i
-            }
+        let c = match t.calls.get_mut(&*call.name) {
+            Some(c) => c,
+            None => t.calls.entry(call.name.to_string()).or_default(),
         };
-        let c = &mut t.calls[i];
         c.d.add(call.end - call.begin);
         if let Some(ret) = call.ret {
             *c.rets.entry(ret.min(0)).or_insert(0) += 1;
