@@ -19,7 +19,7 @@
 //! let read = ReadOptions::new(["../../../shared/conformance/kernel-traces/bug446190"]);
 //! let (tables, stopped) = analyse(&read, Cputop::new(10), true)?;
 //! assert!(stopped.is_none());
-//! let json = lami::results_json(&tables); // or lami::table_text per table
+//! let json = lami::results_json(&tables); // or lami::table_text per table (lami::Emitted::held)
 //! assert!(json["results"].as_array().is_some_and(|r| !r.is_empty()));
 //! # Ok::<(), reef_analyses::AnalyseError>(())
 //! ```
@@ -29,7 +29,10 @@
 //! length: they are running sums, not lists of events. The logs, the
 //! tops and the frequency distributions keep a record per latency,
 //! request or handler run they list or count (a limited scheduling top
-//! keeps at most its limit).
+//! keeps at most its limit). A writer that takes the tables from
+//! [`Runner::emit`] ([`run_model`]) gets a log's rows made as they are
+//! written, from those records, rather than held as cells: what
+//! `reef irqlog` and the other log commands do.
 
 pub mod cputop;
 pub mod event;

@@ -594,31 +594,34 @@ impl QuickSkim {
         }
         let mut pos = cur.pos;
         let fits = |pos: u64, bytes: u32| pos <= cur.end && cur.end - pos >= u64::from(bytes) * 8;
-        if self.0 & Self::STR == 0 {
-            // (an alignment: as `Skim::cross`)
-            let align = 1 << ((self.0 >> 15) & 3);
-            if align > 1 {
-                pos = cur.base + align_up(pos - cur.base, align * 8);
-            }
-        }
         let a = self.0 & Self::MAX;
+        if self.0 & Self::STR == 0 {
+            let log2 = self.0 >> 15;
+            if log2 != 0 {
+                // (an alignment: as `Skim::cross`)
+                pos = cur.base + align_up(pos - cur.base, 8 << log2);
+            }
+            if !fits(pos, a) {
+                return false;
+            }
+            cur.pos = pos + u64::from(a) * 8;
+            return true;
+        }
         if !fits(pos, a) {
             return false;
         }
         pos += u64::from(a) * 8;
-        if self.0 & Self::STR != 0 {
-            let start = (pos / 8) as usize;
-            let end = ((cur.end / 8) as usize).min(cur.data.len());
-            match cur.data.get(start..end).and_then(find_nul) {
-                Some(len) => pos += (len as u64 + 1) * 8,
-                None => return false,
-            }
-            let b = (self.0 >> 15) & Self::MAX;
-            if !fits(pos, b) {
-                return false;
-            }
-            pos += u64::from(b) * 8;
+        let start = (pos / 8) as usize;
+        let end = ((cur.end / 8) as usize).min(cur.data.len());
+        match cur.data.get(start..end).and_then(find_nul) {
+            Some(len) => pos += (len as u64 + 1) * 8,
+            None => return false,
         }
+        let b = (self.0 >> 15) & Self::MAX;
+        if !fits(pos, b) {
+            return false;
+        }
+        pos += u64::from(b) * 8;
         cur.pos = pos;
         true
     }
