@@ -389,10 +389,10 @@ const DEPTH: usize = 8;
 /// Whether [`for_each_event`] should decode the streams on a second
 /// thread while the calling one merges them and runs the model: only when
 /// asked for (`workers` 2 or more). Measured on a 10 M-event kernel trace
-/// (2-core VM, session 43), it takes 4-28 % off the wall-clock time and
-/// costs 5-34 % more CPU time (the merging thread reads records and event
-/// bodies that the other core wrote or read last), so it is not the
-/// default.
+/// (2-core VM, session 44), it takes up to 26 % off the wall-clock time
+/// (for iolog, between 3 % more and 7 % less) and costs 9-52 % more CPU
+/// time (the merging thread reads records and event bodies that the
+/// other core wrote or read last), so it is not the default.
 pub fn pipelined(workers: Option<usize>) -> bool {
     workers.is_some_and(|n| n > 1)
 }
