@@ -443,9 +443,6 @@ impl Interest {
     }
 }
 
-/// Whether the trace was recorded by lttng-modules older than 2.7.1, whose
-/// `sched_wak*` events carry the priority with a +100 offset. A trace with
-/// no tracer version in its environment is taken as recent.
 /// The empty call name of a class that is no system call entry (one
 /// string for all: a kernel trace has hundreds of classes).
 fn no_call() -> Arc<str> {
@@ -453,6 +450,9 @@ fn no_call() -> Arc<str> {
     EMPTY.get_or_init(|| Arc::from("")).clone()
 }
 
+/// Whether the trace was recorded by lttng-modules older than 2.7.1, whose
+/// `sched_wak*` events carry the priority with a +100 offset. A trace with
+/// no tracer version in its environment is taken as recent.
 fn old_wakeup_prio(trace: &Trace) -> bool {
     let num = |k: &str| match trace.meta().env_get(k) {
         Some(EnvValue::Int(i)) => Some(*i),
