@@ -848,6 +848,18 @@ mod tests {
         ],
     };
 
+    /// Appends `n` values of every magnitude and sign (xorshift from
+    /// `seed`, shifted right by a varying amount).
+    fn spread(values: &mut Vec<i64>, seed: u64, n: usize) {
+        let mut x = seed;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push((x >> (x % 64)) as i64 * if x & 1 == 0 { 1 } else { -1 });
+        }
+    }
+
     /// A cell stays 32 bytes: a log holds millions (8 per row).
     #[test]
     fn cells_are_32_bytes() {
@@ -893,13 +905,7 @@ mod tests {
             i64::MIN + 1,
         ];
         // (and a spread of magnitudes, odd digits)
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            values.push((x >> (x % 64)) as i64 * if x & 1 == 0 { 1 } else { -1 });
-        }
+        spread(&mut values, 0x9e37_79b9_7f4a_7c15, 2000);
         for v in values {
             assert_eq!(
                 cell_text(&duration(v)),
@@ -939,13 +945,7 @@ mod tests {
         let mut values = vec![0, 1, -1, 9, 10, 999, 1000, 1001, -999, -1000, -1001];
         values.extend([999_999_999, 1_000_000_000, -999_999_999, -1_000_000_000]);
         values.extend([(1 << 50) - 1, 1 << 50, -(1 << 50) + 1, i64::MAX, i64::MIN]);
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for _ in 0..3000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            values.push((x >> (x % 64)) as i64 * if x & 1 == 0 { 1 } else { -1 });
-        }
+        spread(&mut values, 0x2545_f491_4f6c_dd1d, 3000);
         let (mut counted, mut written) = (0, 0);
         for v in values {
             let cells = [
