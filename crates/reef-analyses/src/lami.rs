@@ -764,7 +764,6 @@ pub fn table_text(e: &Emitted, out: &mut impl std::io::Write) -> std::io::Result
         heads[2..].clone_from_slice(&s.names);
     }
     let n = cols.len();
-    heads.resize(n, String::new());
     let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
     let mut cell = String::new();
     e.for_each_row(&mut |r| {
