@@ -394,18 +394,34 @@ fn classify(name: &str, old_prio: impl FnOnce() -> bool) -> Class {
 /// group must change nothing the analysis reports: see each group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interest {
+    /// Switches, forks, execs and the state dump of processes: which
+    /// thread runs on each CPU, its name and its process. Without them no
+    /// thread ever runs, so nothing is attributed to one (the IRQ
+    /// analyses, which speak of CPUs and interrupts alone).
+    pub threads: bool,
+    /// Wakeups, migrations and priority changes: the model's priorities
+    /// and wakeups (for latencies), and threads first seen there. An
+    /// analysis leaves them out when it reads no priority and no wakeup,
+    /// and only threads that ran: those the running thread's name and
+    /// process come from a switch, a fork, an exec or the state dump,
+    /// whatever a wakeup or migration created before. (The I/O analyses
+    /// keep them: a process that a wakeup alone made known changes whose
+    /// descriptors its threads use.)
+    pub wakeups: bool,
     /// System call entries and exits: they make the model's system calls
     /// and I/O requests. An I/O call whose event has a `pid` context is
-    /// always followed (it tells a thread's process).
+    /// always followed with `threads` (it tells a thread's process).
     pub syscalls: bool,
     /// Hard and soft IRQs: they make the model's IRQs, and a CPU the model
     /// did not know (which only its number of CPUs shows).
     pub irqs: bool,
     /// Page allocations and frees: they make the model's page count.
     pub pages: bool,
-    /// With `syscalls`: the I/O calls' arguments, which make the model's
-    /// I/O requests and descriptors (the I/O analyses). Without it, an I/O
-    /// call's entry only tells its thread's process (a `pid` context).
+    /// The I/O calls' arguments (with `syscalls`), which make the model's
+    /// I/O requests and descriptors, and the events of descriptors, disks,
+    /// block requests and network devices (the I/O analyses). Without it,
+    /// an I/O call's entry only tells its thread's process (a `pid`
+    /// context).
     pub io: bool,
     /// Without `irqs`: IRQ events only for the CPU they make known (an
     /// analysis that counts the model's CPUs and no IRQ). Their classes
@@ -417,14 +433,30 @@ pub struct Interest {
 impl Interest {
     /// Every event the model knows.
     pub const ALL: Interest = Interest {
+        threads: true,
+        wakeups: true,
         syscalls: true,
         irqs: true,
         pages: true,
         io: true,
         irq_cpus: false,
     };
-    /// Only the scheduler's events and the state dump.
+    /// Only the scheduler's events and the state dump of processes.
     pub const SCHED: Interest = Interest {
+        threads: true,
+        wakeups: true,
+        ..Interest::NONE
+    };
+    /// Which thread runs, with no wakeup or priority (see
+    /// [`Interest::wakeups`]).
+    pub const THREADS: Interest = Interest {
+        threads: true,
+        ..Interest::NONE
+    };
+    /// No event at all: the groups an analysis needs are added to it.
+    pub const NONE: Interest = Interest {
+        threads: false,
+        wakeups: false,
         syscalls: false,
         irqs: false,
         pages: false,
@@ -435,10 +467,25 @@ impl Interest {
     /// Whether the model follows events of `class`.
     fn follows(&self, class: Class) -> bool {
         match class {
+            Class::SchedSwitch | Class::Fork | Class::Exec | Class::StatedumpProcess => {
+                self.threads
+            }
+            Class::Wakeup(_) | Class::MigrateTask | Class::PiSetprio => self.wakeups,
             Class::SyscallEntry(..) | Class::SyscallExit => self.syscalls,
-            c if c.is_irq() => self.irqs,
+            Class::IrqEntry
+            | Class::IrqExit
+            | Class::SoftirqRaise
+            | Class::SoftirqEntry
+            | Class::SoftirqExit => self.irqs,
             Class::PageAlloc | Class::PageFree => self.pages,
-            _ => true,
+            Class::StatedumpFd
+            | Class::StatedumpBlockDevice
+            | Class::Net(_)
+            | Class::BlockRqIssue
+            | Class::BlockRqComplete
+            | Class::BlockBioRemap
+            | Class::BlockBioBackmerge => self.io,
+            Class::Cpu | Class::Other => true,
         }
     }
 }
@@ -684,7 +731,8 @@ impl ClassInfo {
             };
         }
         if !interest.follows(class) {
-            let tells_pid = matches!(class, Class::SyscallEntry(Call { pid: true, .. }))
+            let tells_pid = interest.threads
+                && matches!(class, Class::SyscallEntry(Call { pid: true, .. }))
                 && Field::in_scopes(FIELDS[IO_CTX_PID].0, FIELDS[IO_CTX_PID].1)
                     .locate(trace, stream, event, false)
                     != Located::Absent;

@@ -147,7 +147,7 @@ impl Analysis for Irqstats {
     fn interest(&self) -> Interest {
         Interest {
             irqs: true,
-            ..Interest::SCHED
+            ..Interest::NONE
         }
     }
     fn begin(&mut self, _ts: i64) {
@@ -396,7 +396,7 @@ impl Analysis for Irqlog {
     fn interest(&self) -> Interest {
         Interest {
             irqs: true,
-            ..Interest::SCHED
+            ..Interest::NONE
         }
     }
     fn begin(&mut self, ts: i64) {

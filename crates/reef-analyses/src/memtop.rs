@@ -112,7 +112,7 @@ impl Analysis for Memtop {
     fn interest(&self) -> Interest {
         Interest {
             pages: true,
-            ..Interest::SCHED
+            ..Interest::THREADS
         }
     }
     fn begin(&mut self, _ts: i64) {

@@ -146,7 +146,7 @@ impl Analysis for Syscallstats {
     fn interest(&self) -> Interest {
         Interest {
             syscalls: true,
-            ..Interest::SCHED
+            ..Interest::THREADS
         }
     }
     fn begin(&mut self, _ts: i64) {
