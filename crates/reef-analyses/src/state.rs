@@ -354,6 +354,9 @@ const AF_INET: i64 = 2;
 pub struct Cpu {
     /// The thread running, `None` for idle or unknown.
     pub current_tid: Option<i64>,
+    /// Where the thread running is in [`State::tids`] (with `current_tid`):
+    /// the events of the running thread find it without a lookup.
+    current: usize,
     hard_irq: Option<HardIrq>,
     softirqs: SoftIrqs,
 }
@@ -520,7 +523,9 @@ impl Cpus {
 #[derive(Debug, Default)]
 pub struct State {
     pub cpus: Cpus,
-    pub tids: HashMap<i64, Proc>,
+    /// The threads, in the order the model first saw them. None is ever
+    /// removed: a thread's index stays its own.
+    pub tids: Procs,
     /// Pages allocated minus freed, never below 0.
     pub page_count: u64,
     pub disks: HashMap<i64, Disk>,
@@ -529,15 +534,26 @@ pub struct State {
     names: Names,
 }
 
+/// The model's threads by id.
+pub type Procs = indexmap::IndexMap<i64, Proc, rustc_hash::FxBuildHasher>;
+
+/// The index of thread `tid` in `tids`, added if it is not there.
+#[inline]
+fn slot_in(tids: &mut Procs, tid: i64) -> usize {
+    if let Some(i) = tids.get_index_of(&tid) {
+        return i;
+    }
+    let mut p = Proc::new(tid);
+    if tid == 0 {
+        p.pid = Some(0);
+    }
+    tids.insert_full(tid, p).0
+}
+
 /// Thread `tid` of `tids`, added if it is not there.
-fn proc_in(tids: &mut HashMap<i64, Proc>, tid: i64) -> &mut Proc {
-    tids.entry(tid).or_insert_with(|| {
-        let mut p = Proc::new(tid);
-        if tid == 0 {
-            p.pid = Some(0);
-        }
-        p
-    })
+fn proc_in(tids: &mut Procs, tid: i64) -> &mut Proc {
+    let i = slot_in(tids, tid);
+    &mut tids[i]
 }
 
 /// Thread `tid` (`p`; not the idle one, 0) has priority `prio` at `ts`:
@@ -567,6 +583,13 @@ impl State {
         self.cpus.get(cpu?)?.current_tid
     }
 
+    /// The thread running on `cpu`, if known, and its index in `tids`.
+    #[inline]
+    fn running_slot(&self, cpu: Option<i64>) -> Option<(i64, usize)> {
+        let c = self.cpus.get(cpu?)?;
+        Some((c.current_tid?, c.current))
+    }
+
     fn check_prio(&mut self, ts: i64, tid: i64, prio: i64, l: &mut impl Listener) {
         if let Some(p) = self.tids.get_mut(&tid) {
             prio_seen(p, tid, ts, prio, l);
@@ -590,8 +613,10 @@ impl State {
     /// `net_dev_xmit` during a write system call: the descriptor written
     /// to, if of unknown type, is taken for a network one.
     fn net_send(&mut self, cpu: Option<i64>) {
-        let Some(tid) = self.running(cpu) else { return };
-        let Some(call) = &self.tids[&tid].syscall else {
+        let Some((tid, i)) = self.running_slot(cpu) else {
+            return;
+        };
+        let Some(call) = &self.tids[i].syscall else {
             return;
         };
         if IoCall::of(&call.name) != IoCall::Write {
@@ -774,15 +799,23 @@ impl State {
             } => {
                 let Some(cpu) = ev.cpu else { return };
                 let (prev_tid, next_tid) = (*prev_tid, *next_tid);
-                self.cpu(cpu).current_tid = (next_tid != 0).then_some(next_tid);
-                // (one lookup per thread: `check_prio` of each, in order)
-                prio_seen(self.proc(prev_tid), prev_tid, ts, *prev_prio, l);
-                let next = self.proc(next_tid);
+                // (one lookup per thread: `check_prio` of each, in order;
+                // none for the thread leaving when the CPU's was it)
+                let prev = match self.running_slot(Some(cpu)) {
+                    Some((t, i)) if t == prev_tid => i,
+                    _ => slot_in(&mut self.tids, prev_tid),
+                };
+                prio_seen(&mut self.tids[prev], prev_tid, ts, *prev_prio, l);
+                let n = slot_in(&mut self.tids, next_tid);
+                let c = self.cpu(cpu);
+                c.current_tid = (next_tid != 0).then_some(next_tid);
+                c.current = n;
+                let next = &mut self.tids[n];
                 if !next_comm.is(&next.comm) {
                     next.comm = next_comm.to_str().into_owned();
                 }
                 prio_seen(next, next_tid, ts, *next_prio, l);
-                let wakee = &self.tids[&next_tid];
+                let wakee = &self.tids[n];
                 let waker = wakee.last_waker.and_then(|w| self.tids.get(&w));
                 l.sched_switch(&Switch {
                     ts,
@@ -794,7 +827,7 @@ impl State {
                     wakee,
                     waker,
                 });
-                let wakee = self.proc(next_tid);
+                let wakee = &mut self.tids[n];
                 wakee.last_wakeup = None;
                 wakee.last_waker = None;
             }
@@ -806,7 +839,7 @@ impl State {
                     ..Proc::default()
                 });
                 l.migrate(p, cpu);
-                self.check_prio(ts, *tid, *prio, l);
+                prio_seen(p, *tid, ts, *prio, l);
             }
             Kind::Wakeup {
                 tid,
@@ -819,10 +852,9 @@ impl State {
                 if self.cpus.values().any(|c| c.current_tid == Some(*tid)) {
                     return;
                 }
-                self.tids.entry(*tid).or_insert_with(|| Proc::new(*tid));
-                self.check_prio(ts, *tid, *prio, l);
                 let waker = self.running(Some(cpu));
-                let p = self.proc(*tid);
+                let p = self.tids.entry(*tid).or_insert_with(|| Proc::new(*tid));
+                prio_seen(p, *tid, ts, *prio, l);
                 if p.last_wakeup.is_none() {
                     p.last_wakeup = Some(ts);
                     if waker.is_some() {
@@ -877,8 +909,8 @@ impl State {
             }
             Kind::PiSetprio { tid, newprio } => self.check_prio(ts, *tid, *newprio, l),
             Kind::SyscallEntry { name, ctx_pid, io } => {
-                if let Some(tid) = self.running(ev.cpu) {
-                    self.proc(tid).syscall = Some(Syscall {
+                if let Some((tid, i)) = self.running_slot(ev.cpu) {
+                    self.tids[i].syscall = Some(Syscall {
                         name: Arc::clone(name),
                         begin: ts,
                         end: ts,
@@ -895,10 +927,10 @@ impl State {
                 }
             }
             Kind::SyscallExit { ret } => {
-                let Some(tid) = self.running(ev.cpu) else {
+                let Some((tid, i)) = self.running_slot(ev.cpu) else {
                     return;
                 };
-                let p = self.proc(tid);
+                let p = &mut self.tids[i];
                 if let Some(mut call) = p.syscall.take() {
                     call.end = ts;
                     call.ret = *ret;
@@ -977,8 +1009,8 @@ impl State {
             }
             Kind::PageAlloc => {
                 self.page_count += 1;
-                if let Some(tid) = self.running(ev.cpu) {
-                    l.page_alloc(&self.tids[&tid], ev.cpu.unwrap_or(0));
+                if let Some((_, i)) = self.running_slot(ev.cpu) {
+                    l.page_alloc(&self.tids[i], ev.cpu.unwrap_or(0));
                 }
             }
             Kind::PageFree => {
@@ -986,8 +1018,8 @@ impl State {
                     return;
                 }
                 self.page_count -= 1;
-                if let Some(tid) = self.running(ev.cpu) {
-                    l.page_free(&self.tids[&tid], ev.cpu.unwrap_or(0));
+                if let Some((_, i)) = self.running_slot(ev.cpu) {
+                    l.page_free(&self.tids[i], ev.cpu.unwrap_or(0));
                 }
             }
             Kind::StatedumpProcess {
