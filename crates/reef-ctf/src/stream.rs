@@ -143,6 +143,9 @@ pub struct StreamCursor {
     skip_values: bool,
     /// Bytes read but not released yet: file, start, end.
     unreleased: Option<(Arc<StreamFile>, usize, usize)>,
+    /// The file whose pages are mapped ahead of the packets read, and
+    /// where that ends (see [`StreamCursor::populate_ahead`]).
+    populated: Option<(Arc<StreamFile>, u64)>,
     /// When set, the context and payload values are kept only for the
     /// event classes (indexes into the stream class's events) marked
     /// here (see [`StreamCursor::values_of`]).
@@ -194,6 +197,7 @@ impl Drop for StreamCursor {
         if let Some((f, s, e)) = self.unreleased.take() {
             f.release(s, e);
         }
+        self.forget_ahead();
         if self.in_packet {
             if let Some(f) = &self.file {
                 let s = self.packet.offset as usize;
@@ -234,6 +238,7 @@ impl StreamCursor {
             progress: None,
             skip_values: false,
             unreleased: None,
+            populated: None,
             want: None,
             release_chunk: RELEASE_CHUNK,
             behind: 0,
@@ -526,6 +531,7 @@ impl StreamCursor {
             let skipped: u64 = files[..fi].iter().map(|f| f.data().len() as u64).sum();
             p.fetch_add(skipped + off, Ordering::Relaxed);
         }
+        self.forget_ahead();
         self.file_idx = fi;
         self.file = Some(files[fi].clone());
         self.next_packet = off;
@@ -576,6 +582,7 @@ impl StreamCursor {
                     .get(file as usize)
                     .cloned()
                     .ok_or_else(|| self.err_at(packet, format!("no stream file {file}")))?;
+                self.forget_ahead();
                 self.file_idx = file as usize;
                 self.file = Some(f);
                 self.next_packet = packet;
@@ -654,6 +661,7 @@ impl StreamCursor {
         }
         let file = self.file.clone().unwrap_or_else(|| unreachable!());
         let off = self.next_packet;
+        self.populate_ahead(&file, off);
         let trace = self.trace.clone();
         let clock_before = self.st.clock;
         let (stream, info, events_at) = read_packet(
@@ -684,6 +692,43 @@ impl StreamCursor {
         self.in_packet = true;
         self.packets_read += 1;
         Ok(true)
+    }
+
+    /// Maps the pages of `file` from `off`, where the next packet begins,
+    /// a release chunk ahead: one call for the chunk rather than a page
+    /// fault per 64 KiB of it (Linux 5.14 and later). Memory stays bounded
+    /// by the streams: a chunk ahead, as one waits behind to be released.
+    fn populate_ahead(&mut self, file: &Arc<StreamFile>, off: u64) {
+        let chunk = self.release_chunk as u64;
+        let upto = match &self.populated {
+            Some((f, e)) if Arc::ptr_eq(f, file) && *e >= off => *e,
+            _ => off,
+        };
+        // (a chunk at a time: once less than half of one lies ahead)
+        if upto >= off.saturating_add(chunk / 2) {
+            return;
+        }
+        let end = off.saturating_add(chunk).min(file.end());
+        if end > upto {
+            file.populate(upto as usize, end as usize);
+        }
+        self.populated = Some((file.clone(), end.max(upto)));
+    }
+
+    /// Releases the pages mapped ahead of the next packet (the cursor
+    /// moves elsewhere, or stops).
+    fn forget_ahead(&mut self) {
+        if let Some((f, e)) = self.populated.take() {
+            let from = match self.in_packet {
+                true => self.packet.offset + self.packet.packet_bits / 8,
+                false => self.next_packet,
+            };
+            if let Some(cur) = &self.file {
+                if Arc::ptr_eq(cur, &f) && e > from {
+                    f.release_all(from as usize, e as usize);
+                }
+            }
+        }
     }
 
     /// Discarded events / packets implied by the step from the previous

@@ -466,6 +466,22 @@ impl StreamFile {
         self.release_pages(start, end, false)
     }
 
+    /// Maps the pages of `start..end` (bytes) that the page cache holds, in
+    /// one call, ahead of reading them: faulting them in one by one (the
+    /// kernel maps 64 KiB around each fault) costs more. Linux 5.14 and
+    /// later (`MADV_POPULATE_READ`); elsewhere, and on an error (a page
+    /// that cannot be read faults when it is touched, as it would have),
+    /// nothing.
+    pub fn populate(&self, start: usize, end: usize) {
+        let end = end.min(self.map.len());
+        if end > start {
+            #[cfg(target_os = "linux")]
+            let _ = self
+                .map
+                .advise_range(memmap2::Advice::PopulateRead, start, end - start);
+        }
+    }
+
     /// [`StreamFile::release`], extended forwards too (by the fault-around
     /// window, to the end of the last page): for a reader that stops, and
     /// whose faults may have mapped pages past what it read.
