@@ -257,6 +257,62 @@ struct Request {
     fd: Option<i64>,
 }
 
+/// A request among the longest of its kind (top), ordered as listed:
+/// longest first, then by thread (its index in `tids`), then in the order
+/// the requests of its kind ended (`at`): a total order.
+#[derive(Debug)]
+struct Longest {
+    key: (std::cmp::Reverse<i64>, usize, usize),
+    rq: (usize, Request),
+}
+
+impl PartialEq for Longest {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Longest {}
+impl PartialOrd for Longest {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Longest {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+/// The longest requests of a kind, as they end: the first `rows` in
+/// [`Longest`]'s order, the last listed on top (memory bounded by the
+/// rows listed, not by the requests).
+#[derive(Debug, Default)]
+struct Top {
+    heap: std::collections::BinaryHeap<Longest>,
+    /// Requests of the kind seen.
+    seen: usize,
+}
+
+impl Top {
+    fn offer(&mut self, rows: usize, thread: usize, r: Request) {
+        let key = (std::cmp::Reverse(r.end - r.begin), thread, self.seen);
+        self.seen += 1;
+        if self.heap.len() < rows {
+            self.heap.push(Longest {
+                key,
+                rq: (thread, r),
+            });
+        } else if let Some(mut last) = self.heap.peek_mut() {
+            if key < last.key {
+                *last = Longest {
+                    key,
+                    rq: (thread, r),
+                };
+            }
+        }
+    }
+}
+
 /// A thread or process, as lttng-analyses' `ProcessIOStats`.
 #[derive(Debug, Clone)]
 struct ProcIo {
@@ -368,8 +424,10 @@ pub struct Io {
     /// Their durations (distributions).
     durations: [Vec<i64>; 4],
     /// The requests kept, with the index of their thread in `tids`
-    /// (log, top).
+    /// (log, and top without a limit).
     requests: Vec<(usize, Request)>,
+    /// The longest requests kept, per operation (top with a limit).
+    longest: [Top; 4],
     now: i64,
 }
 
@@ -401,6 +459,7 @@ impl Io {
             stats: Default::default(),
             durations: Default::default(),
             requests: Vec::new(),
+            longest: Default::default(),
             now: 0,
         }
     }
@@ -541,6 +600,15 @@ impl Io {
             .map(|k| {
                 let mut t = Table::new(&METADATA.tables[3], begin, end);
                 t.subtitle = Some(KINDS[k].to_string());
+                if limit > 0 {
+                    let mut top: Vec<&Longest> = self.longest[k].heap.iter().collect();
+                    top.sort_unstable();
+                    t.rows = top
+                        .iter()
+                        .map(|l| self.request_row(l.rq.0, &l.rq.1, &owners).to_vec())
+                        .collect();
+                    return t;
+                }
                 let mut rqs: Vec<(usize, &(usize, Request))> = self
                     .requests
                     .iter()
@@ -866,7 +934,18 @@ impl Listener for Io {
                 _ => {}
             }
         }
-        if matches!(self.mode, Mode::Log | Mode::Top(_)) {
+        if let (Mode::Top(limit @ 1..), Some(k)) = (self.mode, slot(rq.op)) {
+            let r = Request {
+                begin: rq.begin,
+                end: rq.end,
+                op: rq.op,
+                name: rq.name.clone(),
+                size: rq.size,
+                fd: rq.fd,
+            };
+            // (lttng-analyses lists one more than the limit)
+            self.longest[k].offer(limit + 1, index, r);
+        } else if matches!(self.mode, Mode::Log | Mode::Top(_)) {
             self.requests.push((
                 index,
                 Request {

@@ -604,6 +604,15 @@ impl State {
         }
     }
 
+    /// [`State::parent_of`] of thread `tid`, at index `i` of `tids`: the
+    /// index of its process.
+    fn parent_slot(&self, tid: i64, i: usize) -> usize {
+        match self.tids[i].pid {
+            Some(pid) if pid != tid => self.tids.get_index_of(&pid).unwrap_or(i),
+            _ => i,
+        }
+    }
+
     fn close_fd(&mut self, tid: i64, fd: i64, l: &mut impl Listener) {
         let parent = self.parent_of(tid);
         l.close_fd(parent, fd);
@@ -657,7 +666,7 @@ impl State {
     /// I/O state provider).
     fn io_entry(
         &mut self,
-        tid: i64,
+        (tid, i): (i64, usize),
         call_name: &Arc<str>,
         a: &IoArgs,
         ts: i64,
@@ -745,20 +754,26 @@ impl State {
         // The exit reads the descriptor's slot, here and in the listener:
         // asked for now, it arrives while other events are read.
         if let Some(fd) = io.as_ref().and_then(|r| r.fd) {
-            let parent = self.parent_of(tid);
-            if let Some(p) = self.tids.get(&parent) {
+            if let Some((&parent, p)) = self.tids.get_index(self.parent_slot(tid, i)) {
                 p.fds.prefetch(fd);
+                l.io_rq_entry(parent, fd);
             }
-            l.io_rq_entry(parent, fd);
         }
-        if let Some(call) = &mut self.proc(tid).syscall {
+        if let Some(call) = &mut self.tids[i].syscall {
             call.io = io;
         }
     }
 
     /// The exit of an I/O system call: new descriptors, the request's
     /// notification, a successful close.
-    fn io_exit(&mut self, tid: i64, mut rq: IoRq, ts: i64, ret: i64, l: &mut impl Listener) {
+    fn io_exit(
+        &mut self,
+        (tid, i): (i64, usize),
+        mut rq: IoRq,
+        ts: i64,
+        ret: i64,
+        l: &mut impl Listener,
+    ) {
         rq.end = ts;
         if ret < 0 {
             rq.errno = Some(-ret);
@@ -767,17 +782,17 @@ impl State {
         } else if matches!(rq.op, IoOp::Read | IoOp::Write) {
             rq.size = Some(ret);
         }
-        let parent = self.parent_of(tid);
+        let parent = self.parent_slot(tid, i);
         if ret >= 0 {
             if let Some(fd) = rq.fd {
                 let (opens, names) = (&rq.opens, &mut self.names);
-                let fds = &mut proc_in(&mut self.tids, parent).fds;
+                let fds = &mut self.tids[parent].fds;
                 if fds.add(fd, || opens.clone().unwrap_or_else(|| Fd::unknown(names))) {
-                    l.create_fd(&self.tids[&parent], fd);
+                    l.create_fd(&self.tids[parent], fd);
                 }
             }
         }
-        l.io_rq_exit(&self.tids[&tid], &self.tids[&parent], &rq);
+        l.io_rq_exit(&self.tids[i], &self.tids[parent], &rq);
         if rq.op == IoOp::Close && ret == 0 {
             if let Some(fd) = rq.fd {
                 self.close_fd(tid, fd, l);
@@ -922,7 +937,7 @@ impl State {
                         self.set_pid(tid, pid);
                     }
                     if let Some(args) = io {
-                        self.io_entry(tid, name, args, ts, l);
+                        self.io_entry((tid, i), name, args, ts, l);
                     }
                 }
             }
@@ -937,7 +952,7 @@ impl State {
                     l.syscall_exit(p, &call, ev.cpu.unwrap_or(0));
                     if let (Some(mut rq), Some(ret)) = (call.io, *ret) {
                         rq.name = call.name;
-                        self.io_exit(tid, rq, ts, ret, l);
+                        self.io_exit((tid, i), rq, ts, ret, l);
                     }
                 }
             }
