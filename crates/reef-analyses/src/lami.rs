@@ -655,9 +655,10 @@ fn cell_width(c: &Cell) -> Option<usize> {
 /// Appends the decimal digits of `v`, at least `width` of them (zeros
 /// ahead).
 fn push_digits(out: &mut String, v: u64, width: usize) {
+    const ZEROS: &str = "00000000000000000000000000000000";
     let mut buf = itoa::Buffer::new();
     let digits = buf.format(v);
-    out.extend(std::iter::repeat_n('0', width.saturating_sub(digits.len())));
+    push_run(out, ZEROS, width.saturating_sub(digits.len()));
     out.push_str(digits);
 }
 
@@ -730,11 +731,16 @@ fn header(col: &Column) -> String {
 }
 
 /// Appends `n` spaces.
-fn push_spaces(out: &mut String, mut n: usize) {
+fn push_spaces(out: &mut String, n: usize) {
     const SPACES: &str = "                                                                ";
+    push_run(out, SPACES, n);
+}
+
+/// Appends `n` times the character `run` is made of (ASCII).
+fn push_run(out: &mut String, run: &str, mut n: usize) {
     while n > 0 {
-        let k = n.min(SPACES.len());
-        out.push_str(&SPACES[..k]);
+        let k = n.min(run.len());
+        out.push_str(&run[..k]);
         n -= k;
     }
 }
