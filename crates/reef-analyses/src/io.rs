@@ -934,29 +934,19 @@ impl Listener for Io {
                 _ => {}
             }
         }
+        let listed = || Request {
+            begin: rq.begin,
+            end: rq.end,
+            op: rq.op,
+            name: rq.name.clone(),
+            size: rq.size,
+            fd: rq.fd,
+        };
         if let (Mode::Top(limit @ 1..), Some(k)) = (self.mode, slot(rq.op)) {
-            let r = Request {
-                begin: rq.begin,
-                end: rq.end,
-                op: rq.op,
-                name: rq.name.clone(),
-                size: rq.size,
-                fd: rq.fd,
-            };
             // (lttng-analyses lists one more than the limit)
-            self.longest[k].offer(limit + 1, index, r);
+            self.longest[k].offer(limit + 1, index, listed());
         } else if matches!(self.mode, Mode::Log | Mode::Top(_)) {
-            self.requests.push((
-                index,
-                Request {
-                    begin: rq.begin,
-                    end: rq.end,
-                    op: rq.op,
-                    name: rq.name.clone(),
-                    size: rq.size,
-                    fd: rq.fd,
-                },
-            ));
+            self.requests.push((index, listed()));
         }
     }
 
