@@ -4,13 +4,14 @@
 //! that no CPU's state is guessed while another's stream has no data yet.
 //!
 //! The trace's opening scan knows where every packet lies and when most
-//! of them end (`StreamFile::packets`): a stream's beginning is read in
-//! its first packets, its end in its last ones, and only a packet whose
-//! end the table does not give is read again (no end time, or one before
-//! its beginning). A stream whose file is cut inside a packet ends at its
-//! last complete event. Without the table, every packet's header and
-//! context is read, their pages released behind, as the streams' readers
-//! do.
+//! of them end (`StreamFile::packets`): a stream file's beginning is read
+//! in its first packet, its end taken from the table, or read in its last
+//! packet when the table has none (no end time, or one before its
+//! beginning). A stream whose file is cut inside a packet ends at its
+//! last complete event. Where that does not tell (no table, a first
+//! packet without a beginning, a last one without an end), every
+//! packet's header and context is read, their pages released behind, as
+//! the streams' readers do.
 
 use std::sync::Arc;
 

@@ -259,7 +259,7 @@ struct Request {
 
 /// A request among the longest of its kind (top), ordered as listed:
 /// longest first, then by thread (its index in `tids`), then in the order
-/// the requests of its kind ended (`at`): a total order.
+/// the requests of its kind ended: a total order.
 #[derive(Debug)]
 struct Longest {
     key: (std::cmp::Reverse<i64>, usize, usize),
@@ -601,6 +601,7 @@ impl Io {
                 let mut t = Table::new(&METADATA.tables[3], begin, end);
                 t.subtitle = Some(KINDS[k].to_string());
                 if limit > 0 {
+                    // (the longest, kept as they ended: `Top`)
                     let mut top: Vec<&Longest> = self.longest[k].heap.iter().collect();
                     top.sort_unstable();
                     t.rows = top
@@ -609,25 +610,18 @@ impl Io {
                         .collect();
                     return t;
                 }
+                // Without a limit, all of them, in the same order: longest
+                // first; equal durations keep lttng-analyses' order, by
+                // thread then by end (the requests' order).
                 let mut rqs: Vec<(usize, &(usize, Request))> = self
                     .requests
                     .iter()
                     .filter(|(_, r)| slot(r.op) == Some(k))
                     .enumerate()
                     .collect();
-                // Longest first; equal durations keep lttng-analyses'
-                // order, by thread then by end (the requests' order: a
-                // total order, so the longest can be picked out before
-                // they are sorted, the others left unsorted).
-                let key = |&(at, (i, r)): &(usize, &(usize, Request))| {
+                rqs.sort_unstable_by_key(|&(at, (i, r))| {
                     (std::cmp::Reverse(r.end - r.begin), *i, at)
-                };
-                let rows = if limit == 0 { usize::MAX } else { limit + 1 };
-                if rows < rqs.len() {
-                    rqs.select_nth_unstable_by_key(rows - 1, key);
-                    rqs.truncate(rows);
-                }
-                rqs.sort_unstable_by_key(key);
+                });
                 t.rows = rqs
                     .iter()
                     .map(|(_, (i, r))| self.request_row(*i, r, &owners).to_vec())
@@ -944,8 +938,8 @@ impl Listener for Io {
         };
         if let (Mode::Top(limit @ 1..), Some(k)) = (self.mode, slot(rq.op)) {
             // (lttng-analyses lists one more than the limit)
-            self.longest[k].offer(limit + 1, index, listed());
-        } else if matches!(self.mode, Mode::Log | Mode::Top(_)) {
+            self.longest[k].offer(limit.saturating_add(1), index, listed());
+        } else if matches!(self.mode, Mode::Log | Mode::Top(0)) {
             self.requests.push((index, listed()));
         }
     }

@@ -466,12 +466,12 @@ impl StreamFile {
         self.release_pages(start, end, false)
     }
 
-    /// Maps the pages of `start..end` (bytes) that the page cache holds, in
-    /// one call, ahead of reading them: faulting them in one by one (the
-    /// kernel maps 64 KiB around each fault) costs more. Linux 5.14 and
-    /// later (`MADV_POPULATE_READ`); elsewhere, and on an error (a page
-    /// that cannot be read faults when it is touched, as it would have),
-    /// nothing.
+    /// Maps the pages of `start..end` (bytes) in one call, ahead of
+    /// reading them (those the page cache does not hold are read into it):
+    /// faulting them in one by one (the kernel maps 64 KiB around each
+    /// fault) costs more. Linux 5.14 and later (`MADV_POPULATE_READ`);
+    /// elsewhere, and on an error (a page that cannot be read faults when
+    /// it is touched, as it would have), nothing.
     pub fn populate(&self, start: usize, end: usize) {
         let end = end.min(self.map.len());
         if end > start {
