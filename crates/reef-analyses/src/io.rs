@@ -36,7 +36,7 @@ use crate::IndexMap;
 
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
-use crate::state::{BlockRq, Disk, FdTable, FdType, IoOp, IoRq, Listener, Proc, State};
+use crate::state::{prefetch, BlockRq, Disk, FdTable, FdType, IoOp, IoRq, Listener, Proc, State};
 use crate::stats::Durations;
 use crate::Analysis;
 
@@ -633,23 +633,33 @@ impl Io {
 
     /// The log: its table, and its rows made on demand (in the order of
     /// the requests' starts).
+    /// The log: every request in the order they began (then by thread:
+    /// the order lttng-analyses lists them in).
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
-        let mut rqs: Vec<&(usize, Request)> = self.requests.iter().collect();
-        rqs.sort_by_key(|(i, r)| (r.begin, *i));
+        // (sorted by key, without reading the requests: each is unique,
+        // with the request's place last, so the order is the stable one)
+        let mut order: Vec<(i64, usize, usize)> = (self.requests.iter().enumerate())
+            .map(|(k, (i, r))| (r.begin, *i, k))
+            .collect();
+        order.sort_unstable();
         let owners = self.owners();
-        let n = rqs.len();
+        let n = order.len();
         let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
-            // (the requests reach their descriptors at random: each row
-            // asks for the descriptor of the one a few rows ahead)
+            // (the rows read the requests, and these their descriptors,
+            // at random: each row asks for the request some rows ahead,
+            // and for the descriptor of one nearer)
             const AHEAD: usize = 8;
-            for k in 0..rqs.len() {
-                if let Some((i, r)) = rqs.get(k + AHEAD) {
-                    if let (Some(o), Some(fd)) = (owners[*i].0, r.fd) {
+            for k in 0..order.len() {
+                if let Some(&(_, _, at)) = order.get(k + 2 * AHEAD) {
+                    prefetch(&self.requests[at]);
+                }
+                if let Some(&(_, i, at)) = order.get(k + AHEAD) {
+                    if let (Some(o), Some(fd)) = (owners[i].0, self.requests[at].1.fd) {
                         self.tids[o].fds.prefetch(fd);
                     }
                 }
-                let (i, r) = rqs[k];
+                let (i, r) = &self.requests[order[k].2];
                 f(&self.request_row(*i, r, &owners));
             }
         };

@@ -82,6 +82,27 @@ pub struct FdTable<T> {
     next: u64,
 }
 
+/// Asks for every cache line of `value`, to be read soon (a hint: where
+/// the processor has no such instruction, nothing).
+#[inline]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let at = (value as *const T).cast::<i8>();
+        for off in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch only hints the cache; the addresses are
+            // inside `value`, and a prefetch never faults anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    at.wrapping_add(off),
+                )
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 impl<T> Default for FdTable<T> {
     fn default() -> Self {
         FdTable {
@@ -132,23 +153,10 @@ impl<T> FdTable<T> {
     /// the slot there (a process with many descriptors misses the cache
     /// on each).
     pub fn prefetch(&self, fd: i64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(slot) = Self::dense_at(fd).and_then(|i| self.dense.get(i)) {
-            let at = (slot as *const Option<(u64, T)>).cast::<i8>();
-            // (every cache line of the slot: `io`'s span two)
-            for off in (0..std::mem::size_of::<Option<(u64, T)>>()).step_by(64) {
-                // SAFETY: a prefetch only hints the cache; the addresses
-                // are inside a live element of `dense`, and a prefetch
-                // never faults anyway.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        at.wrapping_add(off),
-                    )
-                }
-            }
+            // (`io`'s slots span two cache lines)
+            prefetch(slot);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = fd;
     }
 
     /// The value of `fd`, added last with `f` unless it is there; and
