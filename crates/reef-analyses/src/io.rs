@@ -37,7 +37,7 @@ use crate::IndexMap;
 use crate::event::Interest;
 use crate::lami::{self, col, col_unit, Metadata, Table, TableClass};
 use crate::state::{prefetch, BlockRq, Disk, FdTable, FdType, IoOp, IoRq, Listener, Proc, State};
-use crate::stats::Durations;
+use crate::stats::{Durations, Smallest};
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -257,38 +257,13 @@ struct Request {
     fd: Option<i64>,
 }
 
-/// A request among the longest of its kind (top), ordered as listed:
-/// longest first, then by thread (its index in `tids`), then in the order
-/// the requests of its kind ended: a total order.
-#[derive(Debug)]
-struct Longest {
-    key: (std::cmp::Reverse<i64>, usize, usize),
-    rq: (usize, Request),
-}
-
-impl PartialEq for Longest {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Longest {}
-impl PartialOrd for Longest {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Longest {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-/// The longest requests of a kind, as they end: the first `rows` in
-/// [`Longest`]'s order, the last listed on top (memory bounded by the
-/// rows listed, not by the requests).
+/// The longest requests of a kind, as they end (memory bounded by the
+/// rows listed, not by the requests), in the order listed: longest
+/// first, then by thread (its index in `tids`), then in the order the
+/// requests of its kind ended (a total order).
 #[derive(Debug, Default)]
 struct Top {
-    heap: std::collections::BinaryHeap<Longest>,
+    kept: Smallest<(std::cmp::Reverse<i64>, usize, usize), (usize, Request)>,
     /// Requests of the kind seen.
     seen: usize,
 }
@@ -297,19 +272,7 @@ impl Top {
     fn offer(&mut self, rows: usize, thread: usize, r: Request) {
         let key = (std::cmp::Reverse(r.end - r.begin), thread, self.seen);
         self.seen += 1;
-        if self.heap.len() < rows {
-            self.heap.push(Longest {
-                key,
-                rq: (thread, r),
-            });
-        } else if let Some(mut last) = self.heap.peek_mut() {
-            if key < last.key {
-                *last = Longest {
-                    key,
-                    rq: (thread, r),
-                };
-            }
-        }
+        self.kept.offer(rows, key, || (thread, r));
     }
 }
 
@@ -602,11 +565,8 @@ impl Io {
                 t.subtitle = Some(KINDS[k].to_string());
                 if limit > 0 {
                     // (the longest, kept as they ended: `Top`)
-                    let mut top: Vec<&Longest> = self.longest[k].heap.iter().collect();
-                    top.sort_unstable();
-                    t.rows = top
-                        .iter()
-                        .map(|l| self.request_row(l.rq.0, &l.rq.1, &owners).to_vec())
+                    t.rows = (self.longest[k].kept.sorted().into_iter())
+                        .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
                         .collect();
                     return t;
                 }

@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::event::Interest;
 use crate::lami::{self, col, Metadata, Table, TableClass};
 use crate::state::{Listener, State, Switch};
+use crate::stats::Smallest;
 use crate::Analysis;
 
 pub static METADATA: Metadata = Metadata {
@@ -86,42 +87,6 @@ pub static FREQ_METADATA: Metadata = Metadata {
     tables: std::slice::from_ref(&FREQ),
 };
 
-/// A latency of a limited top: ordered so that the heap's greatest is the
-/// one to drop first — the shortest, and among equal ones the latest
-/// (a stable sort by decreasing latency keeps equal ones in log order).
-#[derive(Debug)]
-struct Kept {
-    lat: i64,
-    seq: u64,
-    l: SchedLatency,
-}
-
-impl Kept {
-    fn key(&self) -> (std::cmp::Reverse<i64>, u64) {
-        (std::cmp::Reverse(self.lat), self.seq)
-    }
-}
-
-impl PartialEq for Kept {
-    fn eq(&self, o: &Kept) -> bool {
-        self.key() == o.key()
-    }
-}
-
-impl Eq for Kept {}
-
-impl PartialOrd for Kept {
-    fn partial_cmp(&self, o: &Kept) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl Ord for Kept {
-    fn cmp(&self, o: &Kept) -> std::cmp::Ordering {
-        self.key().cmp(&o.key())
-    }
-}
-
 /// Which table [`Schedlog`] makes.
 #[derive(Debug, Clone, Copy, Default)]
 enum Output {
@@ -140,7 +105,7 @@ pub struct Schedlog {
     lats: Vec<(i64, Option<i64>, i64)>,
     /// The top of a limited `lttng-schedtop`: the longest latencies so
     /// far (at most the limit), the shortest of them on top.
-    top: std::collections::BinaryHeap<Kept>,
+    top: Smallest<(std::cmp::Reverse<i64>, u64), SchedLatency>,
     /// Latencies seen so far (their order among equal latencies).
     seen: u64,
     output: Output,
@@ -279,21 +244,7 @@ impl Listener for Schedlog {
             Output::Top(limit) if limit < usize::MAX => {
                 let seq = self.seen;
                 self.seen += 1;
-                let worse = |k: &Kept| (std::cmp::Reverse(lat), seq) > k.key();
-                if self.top.len() < limit {
-                    self.top.push(Kept {
-                        lat,
-                        seq,
-                        l: latency(),
-                    });
-                } else if self.top.peek().is_some_and(|k| !worse(k)) {
-                    self.top.pop();
-                    self.top.push(Kept {
-                        lat,
-                        seq,
-                        l: latency(),
-                    });
-                }
+                self.top.offer(limit, (std::cmp::Reverse(lat), seq), latency);
             }
             _ => self.log.push(latency()),
         }
@@ -367,10 +318,8 @@ impl Analysis for Schedlog {
             }
             Output::Top(limit) => {
                 let mut top: Vec<&SchedLatency> = if limit < usize::MAX {
-                    // (in the heap's order: longest first, then log order)
-                    let mut kept: Vec<&Kept> = self.top.iter().collect();
-                    kept.sort();
-                    kept.into_iter().map(|k| &k.l).collect()
+                    // (longest first, then in log order)
+                    self.top.sorted()
                 } else {
                     self.log.iter().collect()
                 };

@@ -381,9 +381,104 @@ pub fn freq_rows(
         .collect()
 }
 
+/// The values with the `n` smallest keys among those offered, kept as
+/// they come: memory bounded by `n`, not by what is offered (a top's
+/// longest latencies). The keys must all differ (a total order, so that
+/// which are kept does not depend on ties).
+#[derive(Debug)]
+pub struct Smallest<K: Ord, V> {
+    /// The kept, the largest key on top.
+    heap: std::collections::BinaryHeap<Keyed<K, V>>,
+}
+
+/// A value ordered by its key alone.
+#[derive(Debug)]
+struct Keyed<K, V> {
+    key: K,
+    value: V,
+}
+
+impl<K: Ord, V> PartialEq for Keyed<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<K: Ord, V> Eq for Keyed<K, V> {}
+impl<K: Ord, V> PartialOrd for Keyed<K, V> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: Ord, V> Ord for Keyed<K, V> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl<K: Ord, V> Default for Smallest<K, V> {
+    fn default() -> Self {
+        Smallest {
+            heap: std::collections::BinaryHeap::new(),
+        }
+    }
+}
+
+impl<K: Ord, V> Smallest<K, V> {
+    /// Offers the value `make` makes (made only if kept) with `key`,
+    /// keeping at most `n`.
+    pub fn offer(&mut self, n: usize, key: K, make: impl FnOnce() -> V) {
+        if self.heap.len() < n {
+            self.heap.push(Keyed { key, value: make() });
+        } else if let Some(mut last) = self.heap.peek_mut() {
+            if key < last.key {
+                *last = Keyed { key, value: make() };
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
+    /// The kept values, by key.
+    pub fn sorted(&self) -> Vec<&V> {
+        let mut kept: Vec<&Keyed<K, V>> = self.heap.iter().collect();
+        kept.sort_unstable();
+        kept.into_iter().map(|k| &k.value).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smallest_keeps_the_n_smallest_keys() {
+        // (xorshift keys, all different with their place)
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut all = Vec::new();
+        let mut kept: Smallest<(u64, usize), usize> = Smallest::default();
+        let mut made = 0;
+        for i in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = (x % 50, i);
+            all.push(key);
+            kept.offer(10, key, || {
+                made += 1;
+                i
+            });
+        }
+        all.sort();
+        let want: Vec<usize> = all[..10].iter().map(|k| k.1).collect();
+        assert_eq!(kept.sorted().into_iter().copied().collect::<Vec<_>>(), want);
+        // (a value is made only when kept, if only for a while)
+        assert!((10..1000).contains(&made), "{made}");
+        let mut none: Smallest<u64, ()> = Smallest::default();
+        none.offer(0, 1, || ());
+        assert!(none.sorted().is_empty());
+    }
 
     #[test]
     fn stdev_by_hand() {
