@@ -379,6 +379,10 @@ pub struct Io {
     filter: Filter,
     range: (Option<i64>, Option<i64>),
     tids: IndexMap<i64, ProcIo>,
+    /// Each thread's index in `tids` by its index in the model's
+    /// ([`State::tids`]: neither ever changes; `u32::MAX` where not yet
+    /// known): a request's threads are found without a lookup.
+    at_state: Vec<u32>,
     disks: IndexMap<i64, DiskIo>,
     ifaces: IndexMap<String, Rw>,
     /// Statistics of the requests kept, per operation (open, read, write,
@@ -417,6 +421,7 @@ impl Io {
             filter,
             range: (None, None),
             tids: IndexMap::default(),
+            at_state: Vec::new(),
             disks: IndexMap::default(),
             ifaces: IndexMap::default(),
             stats: Default::default(),
@@ -445,6 +450,22 @@ impl Io {
         let e = self.tids.entry(p.tid);
         let index = e.index();
         e.or_insert_with(|| ProcIo::new(p));
+        index
+    }
+
+    /// [`Io::proc_entry`] of `p`, at index `slot` of the model's threads:
+    /// looked up once per thread.
+    fn proc_at(&mut self, p: &Proc, slot: usize) -> usize {
+        if let Some(&k) = self.at_state.get(slot).filter(|&&k| k != u32::MAX) {
+            return k as usize;
+        }
+        let index = self.proc_entry(p);
+        if let Ok(k) = u32::try_from(index) {
+            if slot >= self.at_state.len() {
+                self.at_state.resize(slot + 1, u32::MAX);
+            }
+            self.at_state[slot] = k;
+        }
         index
     }
 
@@ -841,17 +862,20 @@ impl Listener for Io {
         }
     }
 
-    fn io_rq_entry(&mut self, parent_tid: i64, fd: i64) {
-        if let Some(p) = self.tids.get(&parent_tid) {
+    fn io_rq_entry(&mut self, (parent_tid, slot): (i64, usize), fd: i64) {
+        let known = self.at_state.get(slot).filter(|&&k| k != u32::MAX);
+        let p = match known {
+            Some(&k) => self.tids.get_index(k as usize).map(|e| e.1),
+            None => self.tids.get(&parent_tid),
+        };
+        if let Some(p) = p {
             p.fds.prefetch(fd);
         }
     }
 
-    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
-        // (the thread's and its process's places in `tids`: one lookup
-        // each)
-        let index = self.proc_entry(proc);
-        let pindex = self.proc_entry(parent);
+    fn io_rq_exit(&mut self, (proc, at): (&Proc, usize), (parent, pat): (&Proc, usize), rq: &IoRq) {
+        let index = self.proc_at(proc, at);
+        let pindex = self.proc_at(parent, pat);
         let mut kind = FdType::Unknown;
         if rq.errno.is_none() && matches!(rq.op, IoOp::Read | IoOp::Write) {
             // The descriptor's life, in its process (a read or write on

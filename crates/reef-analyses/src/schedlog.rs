@@ -244,7 +244,8 @@ impl Listener for Schedlog {
             Output::Top(limit) if limit < usize::MAX => {
                 let seq = self.seen;
                 self.seen += 1;
-                self.top.offer(limit, (std::cmp::Reverse(lat), seq), latency);
+                self.top
+                    .offer(limit, (std::cmp::Reverse(lat), seq), latency);
             }
             _ => self.log.push(latency()),
         }

@@ -458,11 +458,13 @@ pub trait Listener {
     fn update_fd(&mut self, parent: &Proc, fd: i64) {}
     /// Thread `proc` turns out to belong to process `parent`.
     fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {}
-    /// An I/O system call on descriptor `fd` of process `parent_tid`
-    /// began (a hint: its exit follows, through `io_rq_exit`).
-    fn io_rq_entry(&mut self, parent_tid: i64, fd: i64) {}
-    /// An I/O system call of `proc` (of process `parent`) ended.
-    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {}
+    /// An I/O system call on descriptor `fd` of process `parent` (its
+    /// tid, and its index in [`State::tids`], which never changes) began
+    /// (a hint: its exit follows, through `io_rq_exit`).
+    fn io_rq_entry(&mut self, parent: (i64, usize), fd: i64) {}
+    /// An I/O system call of `proc` (of process `parent`) ended; each
+    /// comes with its index in [`State::tids`].
+    fn io_rq_exit(&mut self, proc: (&Proc, usize), parent: (&Proc, usize), rq: &IoRq) {}
 }
 
 /// A listener that ignores everything (the model still runs).
@@ -762,9 +764,10 @@ impl State {
         // The exit reads the descriptor's slot, here and in the listener:
         // asked for now, it arrives while other events are read.
         if let Some(fd) = io.as_ref().and_then(|r| r.fd) {
-            if let Some((&parent, p)) = self.tids.get_index(self.parent_slot(tid, i)) {
+            let slot = self.parent_slot(tid, i);
+            if let Some((&parent, p)) = self.tids.get_index(slot) {
                 p.fds.prefetch(fd);
-                l.io_rq_entry(parent, fd);
+                l.io_rq_entry((parent, slot), fd);
             }
         }
         if let Some(call) = &mut self.tids[i].syscall {
@@ -800,7 +803,7 @@ impl State {
                 }
             }
         }
-        l.io_rq_exit(&self.tids[i], &self.tids[parent], &rq);
+        l.io_rq_exit((&self.tids[i], i), (&self.tids[parent], parent), &rq);
         if rq.op == IoOp::Close && ret == 0 {
             if let Some(fd) = rq.fd {
                 self.close_fd(tid, fd, l);
