@@ -14,8 +14,6 @@
 //! ([`Schedlog::freq`]: a frequency distribution in total, per woken
 //! thread by tid, per priority; see [`crate::stats::freq_rows`]).
 
-use std::sync::Arc;
-
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::Interest;
@@ -44,15 +42,16 @@ pub static METADATA: Metadata = Metadata {
 };
 
 /// One latency: wakeup and switch times, priority, CPU, wakee and waker
-/// (tid, and name and pid as known then).
+/// (by tid: they are named as the model knows them at the end, and it
+/// keeps every thread it saw).
 #[derive(Debug, Clone)]
 pub struct SchedLatency {
     pub wakeup: i64,
     pub switch: i64,
     pub prio: Option<i64>,
     pub cpu: i64,
-    pub wakee: (i64, Arc<str>, Option<i64>),
-    pub waker: Option<(i64, Arc<str>, Option<i64>)>,
+    pub wakee: i64,
+    pub waker: Option<i64>,
 }
 
 /// The table of the top latencies.
@@ -111,8 +110,6 @@ pub struct Schedlog {
     output: Output,
     /// How the distributions are drawn.
     opts: crate::stats::FreqOpts,
-    /// Each thread's name as last recorded, shared by its latencies.
-    names: HashMap<i64, Arc<str>>,
 }
 
 impl Schedlog {
@@ -155,9 +152,8 @@ impl Schedlog {
             lami::duration(l.switch - l.wakeup),
             l.prio.map_or(lami::Cell::Null, lami::number),
             lami::cpu(l.cpu),
-            process(state, known, &l.wakee),
+            process(state, known, l.wakee),
             l.waker
-                .as_ref()
                 .map_or(lami::Cell::Null, |w| process(state, known, w)),
         ]
     }
@@ -221,23 +217,13 @@ impl Listener for Schedlog {
             return;
         };
         let lat = sw.ts - wakeup;
-        let names = &mut self.names;
-        let mut latency = || {
-            let mut who = |p: &crate::state::Proc| {
-                let name = names.entry(p.tid).or_insert_with(|| p.comm.as_str().into());
-                if **name != *p.comm {
-                    *name = p.comm.as_str().into();
-                }
-                (p.tid, Arc::clone(name), p.pid)
-            };
-            SchedLatency {
-                wakeup,
-                switch: sw.ts,
-                prio: sw.wakee.prio,
-                cpu: sw.cpu,
-                wakee: who(sw.wakee),
-                waker: sw.waker.map(who),
-            }
+        let latency = || SchedLatency {
+            wakeup,
+            switch: sw.ts,
+            prio: sw.wakee.prio,
+            cpu: sw.cpu,
+            wakee: sw.wakee.tid,
+            waker: sw.waker.map(|w| w.tid),
         };
         match self.output {
             Output::Freq(..) => self.lats.push((sw.wakee.tid, sw.wakee.prio, lat)),
@@ -253,22 +239,16 @@ impl Listener for Schedlog {
 }
 
 /// A thread as the log names it: as the model knows it at the end (its
-/// cell made once, in `known`), else as it was known then.
-fn process(
-    state: &State,
-    known: &mut HashMap<i64, lami::Cell>,
-    t: &(i64, Arc<str>, Option<i64>),
-) -> lami::Cell {
-    if let Some(c) = known.get(&t.0) {
-        return c.clone();
-    }
-    match state.tids.get(&t.0) {
-        Some(p) => known
-            .entry(t.0)
-            .or_insert_with(|| lami::process(Some(&p.comm), p.pid, Some(p.tid)))
-            .clone(),
-        None => lami::process_shared(Some(&t.1), t.2, Some(t.0)),
-    }
+/// cell made once, in `known`). The model keeps every thread it saw (one
+/// it would not know is named by its tid alone).
+fn process(state: &State, known: &mut HashMap<i64, lami::Cell>, tid: i64) -> lami::Cell {
+    known
+        .entry(tid)
+        .or_insert_with(|| match state.tids.get(&tid) {
+            Some(p) => lami::process(Some(&p.comm), p.pid, Some(p.tid)),
+            None => lami::process(None, None, Some(tid)),
+        })
+        .clone()
 }
 
 impl Analysis for Schedlog {
@@ -289,7 +269,6 @@ impl Analysis for Schedlog {
     }
     fn begin(&mut self, _ts: i64) {
         self.log.clear();
-        self.names.clear();
         self.lats.clear();
         self.top.clear();
         self.seen = 0;
