@@ -76,10 +76,10 @@ impl<A: Listener> Listener for Everything<A> {
     fn create_parent_proc(&mut self, proc: &Proc, parent: &Proc) {
         self.0.create_parent_proc(proc, parent)
     }
-    fn io_rq_entry(&mut self, parent_tid: i64, fd: i64) {
-        self.0.io_rq_entry(parent_tid, fd)
+    fn io_rq_entry(&mut self, parent: (i64, usize), fd: i64) {
+        self.0.io_rq_entry(parent, fd)
     }
-    fn io_rq_exit(&mut self, proc: &Proc, parent: &Proc, rq: &IoRq) {
+    fn io_rq_exit(&mut self, proc: (&Proc, usize), parent: (&Proc, usize), rq: &IoRq) {
         self.0.io_rq_exit(proc, parent, rq)
     }
 }
