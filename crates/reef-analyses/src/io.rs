@@ -612,10 +612,9 @@ impl Io {
             .collect()
     }
 
-    /// The log: its table, and its rows made on demand (in the order of
-    /// the requests' starts).
-    /// The log: every request in the order they began (then by thread:
-    /// the order lttng-analyses lists them in).
+    /// The log: its table, and its rows made on demand, one per request
+    /// in the order they began (then by thread: the order lttng-analyses
+    /// lists them in).
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
         // (sorted by key, without reading the requests: each is unique,

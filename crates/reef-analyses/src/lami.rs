@@ -485,13 +485,6 @@ pub fn process(name: Option<&str>, pid: Option<i64>, tid: Option<i64>) -> Cell {
     Cell::Process(Arc::new(ProcessCell { name, pid, tid }))
 }
 
-/// [`process`] with a name the caller shares (a log's rows name the same
-/// threads again and again).
-pub fn process_shared(name: Option<&Arc<str>>, pid: Option<i64>, tid: Option<i64>) -> Cell {
-    let name = name.cloned();
-    Cell::Process(Arc::new(ProcessCell { name, pid, tid }))
-}
-
 pub fn size(bytes: i64) -> Cell {
     Cell::Int("size", bytes)
 }
