@@ -453,11 +453,18 @@ impl Io {
         index
     }
 
+    /// The index in `tids` of the thread at index `slot` of the model's,
+    /// if [`Io::proc_at`] has found it.
+    fn known_at(&self, slot: usize) -> Option<usize> {
+        let k = *self.at_state.get(slot)?;
+        (k != u32::MAX).then_some(k as usize)
+    }
+
     /// [`Io::proc_entry`] of `p`, at index `slot` of the model's threads:
     /// looked up once per thread.
     fn proc_at(&mut self, p: &Proc, slot: usize) -> usize {
-        if let Some(&k) = self.at_state.get(slot).filter(|&&k| k != u32::MAX) {
-            return k as usize;
+        if let Some(k) = self.known_at(slot) {
+            return k;
         }
         let index = self.proc_entry(p);
         if let Ok(k) = u32::try_from(index) {
@@ -594,22 +601,34 @@ impl Io {
                 // Without a limit, all of them, in the same order: longest
                 // first; equal durations keep lttng-analyses' order, by
                 // thread then by end (the requests' order).
-                let mut rqs: Vec<(usize, &(usize, Request))> = self
-                    .requests
-                    .iter()
-                    .filter(|(_, r)| slot(r.op) == Some(k))
-                    .enumerate()
-                    .collect();
-                rqs.sort_unstable_by_key(|&(at, (i, r))| {
-                    (std::cmp::Reverse(r.end - r.begin), *i, at)
-                });
-                t.rows = rqs
-                    .iter()
-                    .map(|(_, (i, r))| self.request_row(*i, r, &owners).to_vec())
+                let order = self.requests_by(
+                    |r| slot(r.op) == Some(k),
+                    |i, r| (std::cmp::Reverse(r.end - r.begin), i),
+                );
+                t.rows = (order.into_iter().map(|at| &self.requests[at]))
+                    .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
                     .collect();
                 t
             })
             .collect()
+    }
+
+    /// The places in `requests` of those `keep` keeps, ordered by `key`
+    /// (of the thread's index and the request), then in the order they
+    /// ended. Each key is made once, ahead of the sort: comparing the
+    /// requests themselves would read them at random at each comparison.
+    fn requests_by<K: Ord>(
+        &self,
+        keep: impl Fn(&Request) -> bool,
+        key: impl Fn(usize, &Request) -> K,
+    ) -> Vec<usize> {
+        let mut order: Vec<(K, usize)> = (self.requests.iter().enumerate())
+            .filter(|(_, (_, r))| keep(r))
+            .map(|(at, (i, r))| (key(*i, r), at))
+            .collect();
+        // (the places make each key unique: the order of a stable sort)
+        order.sort_unstable();
+        order.into_iter().map(|(_, at)| at).collect()
     }
 
     /// The log: its table, and its rows made on demand, one per request
@@ -617,12 +636,7 @@ impl Io {
     /// lists them in).
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
-        // (sorted by key, without reading the requests: each is unique,
-        // with the request's place last, so the order is the stable one)
-        let mut order: Vec<(i64, usize, usize)> = (self.requests.iter().enumerate())
-            .map(|(k, (i, r))| (r.begin, *i, k))
-            .collect();
-        order.sort_unstable();
+        let order = self.requests_by(|_| true, |i, r| (r.begin, i));
         let owners = self.owners();
         let n = order.len();
         let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
@@ -631,15 +645,16 @@ impl Io {
             // and for the descriptor of one nearer)
             const AHEAD: usize = 8;
             for k in 0..order.len() {
-                if let Some(&(_, _, at)) = order.get(k + 2 * AHEAD) {
+                if let Some(&at) = order.get(k + 2 * AHEAD) {
                     prefetch(&self.requests[at]);
                 }
-                if let Some(&(_, i, at)) = order.get(k + AHEAD) {
-                    if let (Some(o), Some(fd)) = (owners[i].0, self.requests[at].1.fd) {
+                if let Some(&at) = order.get(k + AHEAD) {
+                    let (i, r) = &self.requests[at];
+                    if let (Some(o), Some(fd)) = (owners[*i].0, r.fd) {
                         self.tids[o].fds.prefetch(fd);
                     }
                 }
-                let (i, r) = &self.requests[order[k].2];
+                let (i, r) = &self.requests[order[k]];
                 f(&self.request_row(*i, r, &owners));
             }
         };
@@ -862,9 +877,8 @@ impl Listener for Io {
     }
 
     fn io_rq_entry(&mut self, (parent_tid, slot): (i64, usize), fd: i64) {
-        let known = self.at_state.get(slot).filter(|&&k| k != u32::MAX);
-        let p = match known {
-            Some(&k) => self.tids.get_index(k as usize).map(|e| e.1),
+        let p = match self.known_at(slot) {
+            Some(k) => self.tids.get_index(k).map(|e| e.1),
             None => self.tids.get(&parent_tid),
         };
         if let Some(p) = p {
