@@ -915,6 +915,100 @@ impl<'c> Src<'c> for Placed<'_, 'c> {
     }
 }
 
+/// The [`Src`] of an event made where its stream is decoded, ahead of
+/// the merge ([`event_made`]): the fields in its bytes are read in `data`
+/// (its whole file, which outlives the reading), those among the values
+/// the cursor keeps through `cur` (integers as they are, texts copied).
+/// A text without a copy ([`Text`]) that lies only among those values
+/// cannot outlive the cursor: `lost` says so.
+struct Made<'f, 'c> {
+    info: &'f ClassInfo,
+    data: &'f [u8],
+    cur: &'c StreamCursor,
+    body: RawBody,
+    lost: bool,
+}
+
+impl<'f> Src<'f> for Made<'f, '_> {
+    #[inline(always)]
+    fn int(&mut self, f: usize) -> Option<i64> {
+        match self.info.places().ints[f].get(self.data, self.body) {
+            Some(v) => v,
+            None => self.info.loc(f)?.get(self.cur, self.body)?.as_i64(),
+        }
+    }
+    fn text(&mut self, f: usize) -> Option<Cow<'f, str>> {
+        match self.info.loc(f)? {
+            FieldLoc::Raw(r) => r.get(self.data, self.body)?.as_str(),
+            loc => loc
+                .get(self.cur, self.body)?
+                .as_str()
+                .map(|s| Cow::Owned(s.into_owned())),
+        }
+    }
+    #[inline(always)]
+    fn bytes(&mut self, f: usize) -> Option<Text<'f>> {
+        if let Some(t) = self.info.places().texts[f] {
+            return t.get(self.data, self.body).map(Text);
+        }
+        match self.info.loc(f)? {
+            FieldLoc::Raw(r) => r.get(self.data, self.body)?.as_text_bytes().map(Text),
+            FieldLoc::Values(_) => {
+                self.lost = true;
+                None
+            }
+        }
+    }
+    fn has(&mut self, f: usize) -> bool {
+        self.info
+            .loc(f)
+            .is_some_and(|l| l.get(self.cur, self.body).is_some())
+    }
+}
+
+/// [`event_of`] for an event of `info`'s class read where its stream is
+/// decoded, to be handed to the model elsewhere: `data` is the bytes of
+/// the file `cur` reads (the event's body lies there, at `body`). `None`
+/// when the event reads a text that only the cursor holds (the merge then
+/// makes it with [`event_of`], through its view of the stream).
+pub(crate) fn event_made<'f>(
+    info: &'f ClassInfo,
+    data: &'f [u8],
+    cur: &StreamCursor,
+    body: RawBody,
+    ts: i64,
+    packet_cpu: Option<i64>,
+) -> Option<Event<'f>> {
+    if info.class == Class::Other {
+        return Some(Event {
+            ts,
+            cpu: None,
+            kind: Kind::Other,
+        });
+    }
+    let mut src = Made {
+        info,
+        data,
+        cur,
+        body,
+        lost: false,
+    };
+    let cpu = if info.cpu_in_packet {
+        packet_cpu
+    } else {
+        src.int(CPU_ID)
+    };
+    let kind = kind(info.class, &mut src, &info.call);
+    if src.lost {
+        return None;
+    }
+    Some(Event {
+        ts,
+        cpu,
+        kind: kind.unwrap_or(Kind::Other),
+    })
+}
+
 /// Reads [`Event`]s out of cursors. Keep one for a whole run: it finds
 /// each event class's kind and fields once.
 pub struct Decoder {

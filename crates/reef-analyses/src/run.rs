@@ -38,11 +38,11 @@ pub fn is_kernel_trace(src: &Source) -> bool {
 /// the trace; `read.begin` only starts the analysed period (its first
 /// event at or after that time), `read.end` ends it. With `intersection`,
 /// only the time range every stream covers is seen at all. Without a
-/// filter, the streams are read as [`skim`] says: on the calling thread,
-/// or with `read.workers` 2 or more decoded on a second thread while the
-/// calling one merges them and runs the model ([`skim::pipelined`]); with one,
-/// by a [`Source`] (`read.workers` defaulting
-/// to 1).
+/// filter, the streams are read as [`skim`] says: with `read.workers` 2
+/// or more (or unset, on a machine with two CPUs or more) decoded on a
+/// second thread while the calling one merges them and runs the model
+/// ([`skim::pipelined`]), else on the calling thread; with one, by a
+/// [`Source`] (`read.workers` defaulting to 1).
 pub fn analyse<A: Analysis>(
     read: &ReadOptions,
     analysis: A,

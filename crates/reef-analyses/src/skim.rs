@@ -13,15 +13,18 @@
 //! reading are those of [`reef_read::Source`] (babeltrace2's order); this
 //! is its merge without a filter, for streams that all have a clock.
 //!
-//! When asked for ([`pipelined`]), a second thread decodes the streams
-//! into batches of records ahead of the merge (eight per stream in
-//! flight, handed back and forth through channels), while the calling
-//! thread merges them and runs the model: the merging thread reads the
+//! With two CPUs or more ([`pipelined`]), a second thread decodes the
+//! streams into batches of records ahead of the merge (eight per stream
+//! in flight, handed back and forth through channels), while the calling
+//! thread merges them and runs the model. The decoding thread also makes
+//! the [`Event`]s of most batches (their texts point into the stream
+//! files, which outlive the reading), as many as it can without keeping
+//! the merge waiting; the merging thread makes the others, reading the
 //! fields through a view of each stream
 //! ([`StreamCursor::present_packet`]) that shows the packet of the batch
 //! it reads and, for an event read with its values, those values. The
 //! result is the same as decoding on the calling thread (`tests/fold.rs`
-//! runs both).
+//! and `tests/values.rs` run both).
 //!
 //! Events of the classes the model ignores only move the analysed
 //! period's end. Once the callback says in which times that holds
@@ -36,6 +39,7 @@
 //! (`tests/fold.rs` compares the result with `Source`'s on whole, ranged,
 //! cut and garbled traces, with and without the decoding thread).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
@@ -45,7 +49,9 @@ use reef_ctf::{EventData, Item, PacketInfo, StreamCursor};
 use reef_iter::ClockConv;
 use reef_read::Streams;
 
-use crate::event::{event_of, packet_cpu_at, packet_cpu_field, ClassInfo, Event, Interest};
+use crate::event::{
+    event_made, event_of, packet_cpu_at, packet_cpu_field, ClassInfo, Event, Interest,
+};
 
 /// What a [`Rec`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,8 +105,12 @@ struct Rec {
 /// of one packet), with, when they are decoded on another thread, what
 /// the merging thread's view of the stream needs to read them.
 #[derive(Default)]
-struct Batch {
+struct Batch<'f> {
     recs: Vec<Rec>,
+    /// Decoded on another thread: by record, its event made there
+    /// ([`event_made`]; `None`: the merge makes it), for the records of
+    /// events the model reads; empty when not made ahead.
+    made: Vec<Option<Event<'f>>>,
     /// The `cpu_id` of the packet the records are from.
     cpu: Option<i64>,
     /// Byte offset in its file of the message of `recs[0]` (the only one
@@ -153,7 +163,7 @@ impl Filler {
     /// Records the stream's next messages in `b`: the next one, and when
     /// it is an event read in its bytes, the events after it in its
     /// packet.
-    fn fill(&mut self, b: &mut Batch) -> Result<(), reef_ctf::Error> {
+    fn fill(&mut self, b: &mut Batch<'_>) -> Result<(), reef_ctf::Error> {
         // A time past the range of nanoseconds from the origin ends the
         // stream with an error (as in every reader), after the records
         // before it.
@@ -172,7 +182,7 @@ impl Filler {
 
     fn fill_records(
         &mut self,
-        b: &mut Batch,
+        b: &mut Batch<'_>,
         overflow: &mut Option<(usize, u64)>,
     ) -> Result<(), reef_ctf::Error> {
         b.recs.clear();
@@ -257,7 +267,7 @@ impl Filler {
     /// Fills `b` for the merging thread's view: the next records, the
     /// error, the packet when it is a new one, the values of the last
     /// event when it has them.
-    fn fill_for_view(&mut self, b: &mut Batch) {
+    fn fill_for_view(&mut self, b: &mut Batch<'_>) {
         b.new_packet = false;
         b.has_event = false;
         b.failed = self.fill(b).err();
@@ -292,7 +302,7 @@ impl Filler {
 }
 
 /// Where a stream's batches come from.
-enum Feed {
+enum Feed<'f> {
     /// Decoded on the merging thread.
     Here(Box<Filler>),
     /// Decoded on another thread ([`decode`]): batches come through `rx`
@@ -301,19 +311,21 @@ enum Feed {
     /// `view` presents their packets and events to the readers of fields.
     Piped {
         view: Box<StreamCursor>,
-        rx: Receiver<Batch>,
-        back: Sender<(usize, Vec<Batch>)>,
-        spent: Vec<Batch>,
+        rx: Receiver<Batch<'f>>,
+        back: Sender<(usize, Vec<Batch<'f>>)>,
+        spent: Vec<Batch<'f>>,
         idx: usize,
+        /// Set when the merge waited for a batch (see [`decode`]).
+        starved: &'f AtomicBool,
     },
 }
 
 /// A stream as the merge reads it.
-struct Stream {
-    feed: Feed,
+struct Stream<'f> {
+    feed: Feed<'f>,
     /// Index of the stream's first event class in the class table.
     base: usize,
-    b: Batch,
+    b: Batch<'f>,
     at: usize,
     /// Time of the stream's last message that left the merge (or was
     /// folded): a message before it is out of order.
@@ -323,8 +335,8 @@ struct Stream {
     folded: i64,
 }
 
-impl Stream {
-    fn new(feed: Feed, base: usize) -> Stream {
+impl<'f> Stream<'f> {
+    fn new(feed: Feed<'f>, base: usize) -> Stream<'f> {
         Stream {
             feed,
             base,
@@ -356,10 +368,17 @@ impl Stream {
                 back,
                 spent,
                 idx,
+                starved,
             } => {
                 // (the decoding thread sends batches until the stream's
                 // last one, and stops only once the merge has)
-                let next = rx.recv().expect("the decoding thread outlives the merge");
+                let next = match rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) => {
+                        starved.store(true, Ordering::Relaxed);
+                        rx.recv().expect("the decoding thread outlives the merge")
+                    }
+                };
                 spent.push(std::mem::replace(&mut self.b, next));
                 if spent.len() >= DEPTH / 2 {
                     let _ = back.send((*idx, std::mem::take(spent)));
@@ -387,32 +406,54 @@ impl Stream {
 const DEPTH: usize = 8;
 
 /// Whether [`for_each_event`] should decode the streams on a second
-/// thread while the calling one merges them and runs the model: only when
-/// asked for (`workers` 2 or more). Measured on a 10 M-event kernel trace
-/// (2-core VM, session 44), it takes up to 26 % off the wall-clock time
-/// (for iolog, between 3 % more and 7 % less) and costs 9-52 % more CPU
-/// time (the merging thread reads records and event bodies that the
-/// other core wrote or read last), so it is not the default.
+/// thread while the calling one merges them and runs the model: with
+/// `workers` 2 or more, and by default when the machine has two CPUs or
+/// more. The decoding thread also makes the events of the batches it
+/// decodes as long as it keeps ahead of the merge, so
+/// that the model's thread does little but the model. Measured on a 10
+/// M-event kernel trace (2-core VM, session 47), it takes 12-25 % off
+/// the wall-clock time of every analysis and costs 25-50 % more CPU time.
 pub fn pipelined(workers: Option<usize>) -> bool {
-    workers.is_some_and(|n| n > 1)
+    workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
 /// The decoding thread: fills [`DEPTH`] batches per stream, then one more
 /// for each that comes back, until the merge stops (or every stream
-/// ended).
-fn decode(
+/// ended), and makes the events of a share of them ([`Ahead::make`]):
+/// of the analyses, some leave the model's thread with little to do
+/// (cputop), where making every event here would keep the merge waiting,
+/// and others with much (the I/O ones), where this thread has time for
+/// it.
+fn decode<'f>(
     mut fillers: Vec<Filler>,
-    ready: Vec<Sender<Batch>>,
-    back: Receiver<(usize, Vec<Batch>)>,
+    ahead: Vec<Ahead<'f>>,
+    ready: Vec<Sender<Batch<'f>>>,
+    back: Receiver<(usize, Vec<Batch<'f>>)>,
+    starved: &AtomicBool,
 ) {
     let mut ended = vec![false; fillers.len()];
+    // Of every [`SHARES`] batches, how many have their events made here:
+    // one less each time the merge had to wait for a batch, one more each
+    // time this thread waits for the merge, so that the two threads share
+    // the work (which events are made where never changes the events).
+    let level = std::cell::Cell::new(SHARES);
+    let mut tick = 0u32;
     // Fills a batch of stream `i` and sends it; false once the merge has
     // stopped (it no longer receives).
-    let mut give = |i: usize, mut b: Batch| {
+    let mut give = |i: usize, mut b: Batch<'f>| {
         if ended[i] {
             return true;
         }
         fillers[i].fill_for_view(&mut b);
+        if starved.swap(false, Ordering::Relaxed) {
+            level.set(level.get().saturating_sub(1));
+        }
+        tick = tick.wrapping_add(1);
+        if tick % SHARES < level.get() {
+            ahead[i].make(&fillers[i].cur, &mut b);
+        } else {
+            b.made.clear();
+        }
         ended[i] = b.done || b.failed.is_some();
         ready[i].send(b).is_ok()
     };
@@ -423,12 +464,63 @@ fn decode(
             }
         }
     }
-    while let Ok((i, spent)) = back.recv() {
+    loop {
+        let (i, spent) = match back.try_recv() {
+            Ok(m) => m,
+            Err(_) => {
+                level.set((level.get() + 1).min(SHARES));
+                match back.recv() {
+                    Ok(m) => m,
+                    Err(_) => return,
+                }
+            }
+        };
         for b in spent {
             if !give(i, b) {
                 return;
             }
         }
+    }
+}
+
+/// See [`decode`].
+const SHARES: u32 = 8;
+
+/// What the decoding thread needs to make a stream's events ahead of the
+/// merge ([`Batch::made`]): the class table and where the stream's
+/// classes begin in it, and the bytes of each of the stream's files
+/// (by the file's address), all of which outlive the reading.
+struct Ahead<'f> {
+    classes: &'f [ClassInfo],
+    base: usize,
+    files: Vec<(usize, &'f [u8])>,
+}
+
+impl<'f> Ahead<'f> {
+    /// Makes the events of `b`'s records that the model reads, as `cur`
+    /// (which filled it) reads them.
+    fn make(&self, cur: &StreamCursor, b: &mut Batch<'f>) {
+        b.made.clear();
+        if b.failed.is_some() || b.done {
+            return;
+        }
+        let Some(file) = cur.file() else { return };
+        let key = Arc::as_ptr(file) as usize;
+        let Some(&(_, data)) = self.files.iter().find(|f| f.0 == key) else {
+            return;
+        };
+        let cpu = b.cpu;
+        b.made.extend(b.recs.iter().map(|r| match r.what {
+            What::Raw | What::Values | What::CpuOnly => event_made(
+                &self.classes[self.base + r.class as usize],
+                data,
+                cur,
+                r.body,
+                r.ns,
+                cpu,
+            ),
+            _ => None,
+        }));
     }
 }
 
@@ -533,20 +625,25 @@ pub fn for_each_event<E>(
     if !piped {
         return merge(here(order), &classes, window, ending, f);
     }
+    // The traces, whose files the events made ahead of the merge read
+    // (kept here, they outlive the threads).
+    let kept: Vec<Arc<reef_ctf::Trace>> = order.iter().map(|o| o.1.cur.trace.clone()).collect();
+    let starved = &AtomicBool::new(false);
     std::thread::scope(|sc| {
         // The decoding thread gets its streams once it runs (if it cannot
         // start, they are decoded here).
-        type Given = (
+        type Given<'f> = (
             Vec<Filler>,
-            Vec<Sender<Batch>>,
-            Receiver<(usize, Vec<Batch>)>,
+            Vec<Ahead<'f>>,
+            Vec<Sender<Batch<'f>>>,
+            Receiver<(usize, Vec<Batch<'f>>)>,
         );
         let (give, given) = channel::<Given>();
         let spawned = std::thread::Builder::new()
             .name("reef-decode".into())
             .spawn_scoped(sc, move || {
-                if let Ok((fillers, ready, back)) = given.recv() {
-                    decode(fillers, ready, back);
+                if let Ok((fillers, ahead, ready, back)) = given.recv() {
+                    decode(fillers, ahead, ready, back, starved);
                 }
             });
         if spawned.is_err() {
@@ -555,6 +652,7 @@ pub fn for_each_event<E>(
         let (back_tx, back_rx) = channel();
         let mut ready = Vec::with_capacity(order.len());
         let mut fillers = Vec::with_capacity(order.len());
+        let mut ahead = Vec::with_capacity(order.len());
         let mut streams = Vec::with_capacity(order.len());
         for (idx, (_, filler, base)) in order.into_iter().enumerate() {
             let (tx, rx) = channel();
@@ -567,23 +665,38 @@ pub fn for_each_event<E>(
                 back: back_tx.clone(),
                 spent: Vec::with_capacity(DEPTH),
                 idx,
+                starved,
             };
             streams.push(Stream::new(feed, base));
+            ahead.push(Ahead {
+                classes: &classes,
+                base,
+                files: kept[idx]
+                    .sources
+                    .get(filler.cur.source)
+                    .map(|s| {
+                        s.files
+                            .iter()
+                            .map(|f| (Arc::as_ptr(f) as usize, f.data()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            });
             ready.push(tx);
             fillers.push(filler);
         }
         drop(back_tx);
         // (the thread runs until it gets them: it cannot have gone)
-        let _ = give.send((fillers, ready, back_rx));
+        let _ = give.send((fillers, ahead, ready, back_rx));
         merge(streams, &classes, window, ending, f)
     })
 }
 
 /// The merge of [`for_each_event`], over `streams` (in rank order) whose
 /// classes are those of `classes`.
-fn merge<E>(
-    mut streams: Vec<Stream>,
-    classes: &[ClassInfo],
+fn merge<'f, E>(
+    mut streams: Vec<Stream<'f>>,
+    classes: &'f [ClassInfo],
     (begin, end): (i64, i64),
     ending: reef_read::Ending,
     mut f: impl FnMut(&Event<'_>) -> Result<Next, E>,
@@ -680,9 +793,16 @@ fn merge<E>(
                 if in_fold && ignored(s, &r, &told) {
                     passed = passed.max(r.ns);
                 } else {
-                    let info = &classes[s.base + class];
-                    let ev = event_of(info, s.cur(), class, r.body, r.ns, s.b.cpu);
-                    match f(&ev)? {
+                    let made;
+                    let ev = match s.b.made.get(s.at) {
+                        Some(Some(ev)) => ev,
+                        _ => {
+                            let info = &classes[s.base + class];
+                            made = event_of(info, s.cur(), class, r.body, r.ns, s.b.cpu);
+                            &made
+                        }
+                    };
+                    match f(ev)? {
                         Next::Go(range) => {
                             // (an event in the fold range is one the model read)
                             if in_fold && r.what == What::CpuOnly {
