@@ -39,8 +39,8 @@ pub fn is_kernel_trace(src: &Source) -> bool {
 /// event at or after that time), `read.end` ends it. With `intersection`,
 /// only the time range every stream covers is seen at all. Without a
 /// filter, the streams are read as [`skim`] says: with `read.workers` 2
-/// or more (or unset, on a machine with two CPUs or more) decoded on a
-/// second thread while the calling one merges them and runs the model
+/// or more (or unset, on a machine with two CPUs or more and streams
+/// large enough) decoded on a second thread while the calling one merges them and runs the model
 /// ([`skim::pipelined`]), else on the calling thread; with one, by a
 /// [`Source`] (`read.workers` defaulting to 1).
 pub fn analyse<A: Analysis>(
@@ -128,7 +128,13 @@ pub fn run_model<A: Analysis>(
     };
     let stopped = if opts.filter.is_none() && opts.script.is_none() && skim::can_read(src.cursors())
     {
-        let piped = skim::pipelined(read.workers);
+        let bytes = src
+            .traces
+            .iter()
+            .flat_map(|t| t.sources.iter().flat_map(|s| s.files.iter()))
+            .map(|f| f.data().len() as u64)
+            .sum();
+        let piped = skim::pipelined(read.workers, bytes);
         skim::for_each_event(src.into_streams()?, interest, piped, |ev| {
             Ok::<_, AnalyseError>(match feed(ev)? {
                 Some(range) => skim::Next::Go(range),
