@@ -40,9 +40,9 @@ pub fn is_kernel_trace(src: &Source) -> bool {
 /// only the time range every stream covers is seen at all. Without a
 /// filter, the streams are read as [`skim`] says: with `read.workers` 2
 /// or more (or unset, on a machine with two CPUs or more and streams
-/// large enough) decoded on a second thread while the calling one merges them and runs the model
-/// ([`skim::pipelined`]), else on the calling thread; with one, by a
-/// [`Source`] (`read.workers` defaulting to 1).
+/// large enough) decoded on a second thread while the calling one merges
+/// them and runs the model ([`skim::pipelined`]), else on the calling
+/// thread; with one, by a [`Source`] (`read.workers` defaulting to 1).
 pub fn analyse<A: Analysis>(
     read: &ReadOptions,
     analysis: A,

@@ -13,14 +13,14 @@
 //! reading are those of [`reef_read::Source`] (babeltrace2's order); this
 //! is its merge without a filter, for streams that all have a clock.
 //!
-//! With two CPUs or more, on large traces ([`pipelined`]), a second thread decodes the
-//! streams into batches of records ahead of the merge (eight per stream
-//! in flight, handed back and forth through channels), while the calling
-//! thread merges them and runs the model. The decoding thread also makes
-//! the [`Event`]s of most batches (their texts point into the stream
-//! files, which outlive the reading), as many as it can without keeping
-//! the merge waiting; the merging thread makes the others, reading the
-//! fields through a view of each stream
+//! With two CPUs or more, on large traces ([`pipelined`]), a second
+//! thread decodes the streams into batches of records ahead of the merge
+//! (eight per stream in flight, handed back and forth through channels),
+//! while the calling thread merges them and runs the model. The decoding
+//! thread also makes the [`Event`]s of most batches (their texts point
+//! into the stream files, which outlive the reading), as many as it can
+//! without keeping the merge waiting; the merging thread makes the
+//! others, reading the fields through a view of each stream
 //! ([`StreamCursor::present_packet`]) that shows the packet of the batch
 //! it reads and, for an event read with its values, those values. The
 //! result is the same as decoding on the calling thread (`tests/fold.rs`
@@ -411,11 +411,11 @@ const DEPTH: usize = 8;
 /// CPUs or more and the streams hold [`PIPE_BYTES`] or more (on a trace
 /// of a few MB, the thread costs more than it saves: cputop on a 1 MB
 /// kernel trace takes 4.4 ms of CPU time with it, 3.4 without). The
-/// decoding thread also makes the events of the batches it
-/// decodes as long as it keeps ahead of the merge, so
-/// that the model's thread does little but the model. Measured on a 10
-/// M-event kernel trace (2-core VM, session 47), it takes 12-25 % off
-/// the wall-clock time of every analysis and costs 25-50 % more CPU time.
+/// decoding thread also makes the events of the batches it decodes as
+/// long as it keeps ahead of the merge, so that the model's thread does
+/// little but the model. Measured on a 10 M-event kernel trace (2-core
+/// VM, session 47), it takes 15-31 % off the wall-clock time of the
+/// analyses and costs 16-50 % more CPU time.
 pub fn pipelined(workers: Option<usize>, bytes: u64) -> bool {
     match workers {
         Some(n) => n > 1,
