@@ -979,13 +979,6 @@ pub(crate) fn event_made<'f>(
     ts: i64,
     packet_cpu: Option<i64>,
 ) -> Option<Event<'f>> {
-    if info.class == Class::Other {
-        return Some(Event {
-            ts,
-            cpu: None,
-            kind: Kind::Other,
-        });
-    }
     let mut src = Made {
         info,
         data,
@@ -993,20 +986,8 @@ pub(crate) fn event_made<'f>(
         body,
         lost: false,
     };
-    let cpu = if info.cpu_in_packet {
-        packet_cpu
-    } else {
-        src.int(CPU_ID)
-    };
-    let kind = kind(info.class, &mut src, &info.call);
-    if src.lost {
-        return None;
-    }
-    Some(Event {
-        ts,
-        cpu,
-        kind: kind.unwrap_or(Kind::Other),
-    })
+    let ev = event_from(info, &mut src, ts, packet_cpu);
+    (!src.lost).then_some(ev)
 }
 
 /// Reads [`Event`]s out of cursors. Keep one for a whole run: it finds
@@ -1098,6 +1079,19 @@ pub fn event_of<'c>(
     ts: i64,
     packet_cpu: Option<i64>,
 ) -> Event<'c> {
+    let _ = class;
+    event_from(info, &mut Placed { info, cur, body }, ts, packet_cpu)
+}
+
+/// The event of `info`'s class whose fields `src` reads, at `ts`
+/// (`packet_cpu`: its packet's CPU): [`event_of`] and [`event_made`].
+#[inline(always)]
+fn event_from<'c>(
+    info: &'c ClassInfo,
+    src: &mut impl Src<'c>,
+    ts: i64,
+    packet_cpu: Option<i64>,
+) -> Event<'c> {
     if info.class == Class::Other {
         return Event {
             ts,
@@ -1105,15 +1099,13 @@ pub fn event_of<'c>(
             kind: Kind::Other,
         };
     }
-    let _ = class;
-    let mut src = Placed { info, cur, body };
     let cpu = if info.cpu_in_packet {
         packet_cpu
     } else {
         src.int(CPU_ID)
     };
     // (a match: `unwrap_or` would make and drop a `Kind::Other` each time)
-    let kind = match kind(info.class, &mut src, &info.call) {
+    let kind = match kind(info.class, src, &info.call) {
         Some(k) => k,
         None => Kind::Other,
     };
