@@ -516,20 +516,31 @@ impl Io {
         .collect()
     }
 
-    /// The row of request `r` of thread `index` (its place in `tids`),
-    /// with `owners` from [`Io::owners`].
-    fn request_row(&self, index: usize, r: &Request, owners: &Owners) -> [lami::Cell; 8] {
-        let (owner, thread) = &owners[index];
+    /// The name of the file request `r` of thread `index` (its place in
+    /// `tids`) used, with `owners` from [`Io::owners`]: its descriptor's
+    /// life at the request's end, in the table of the thread's process as
+    /// known at the end of the trace (lttng-analyses reads it there).
+    fn request_path(&self, index: usize, r: &Request, owners: &Owners) -> Option<&Arc<str>> {
+        let (fd, owner) = (r.fd?, owners[index].0?);
+        self.tids[owner].at(fd, r.end).map(|f| &f.filename)
+    }
+
+    /// The row of request `r` of thread `index`, with `owners` from
+    /// [`Io::owners`] and its file from [`Io::request_path`].
+    fn request_row(
+        &self,
+        index: usize,
+        r: &Request,
+        owners: &Owners,
+        path: Option<&Arc<str>>,
+    ) -> [lami::Cell; 8] {
+        let thread = &owners[index].1;
         let (path, fd) = match r.fd {
             None => (lami::Cell::Null, lami::Cell::Null),
-            Some(fd) => {
-                let owner = owner.map(|o| &self.tids[o]);
-                let path = match owner.and_then(|o| o.at(fd, r.end)) {
-                    Some(f) => lami::path_shared(&f.filename),
-                    None => lami::unknown(),
-                };
-                (path, lami::fd(fd))
-            }
+            Some(fd) => (
+                path.map_or_else(lami::unknown, lami::path_shared),
+                lami::fd(fd),
+            ),
         };
         [
             lami::time_range_cell(r.begin, r.end),
@@ -541,6 +552,12 @@ impl Io {
             path,
             fd,
         ]
+    }
+
+    /// [`Io::request_row`], held, with its file found.
+    fn row_of(&self, index: usize, r: &Request, owners: &Owners) -> Vec<lami::Cell> {
+        let path = self.request_path(index, r, owners);
+        self.request_row(index, r, owners, path).to_vec()
     }
 
     fn stats_tables(&self, begin: i64, end: i64) -> Vec<Table> {
@@ -594,7 +611,7 @@ impl Io {
                 if limit > 0 {
                     // (the longest, kept as they ended: `Top`)
                     t.rows = (self.longest[k].kept.sorted().into_iter())
-                        .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
+                        .map(|(i, r)| self.row_of(*i, r, &owners))
                         .collect();
                     return t;
                 }
@@ -606,7 +623,7 @@ impl Io {
                     |i, r| (std::cmp::Reverse(r.end - r.begin), i),
                 );
                 t.rows = (order.into_iter().map(|at| &self.requests[at]))
-                    .map(|(i, r)| self.request_row(*i, r, &owners).to_vec())
+                    .map(|(i, r)| self.row_of(*i, r, &owners))
                     .collect();
                 t
             })
@@ -633,32 +650,35 @@ impl Io {
 
     /// The log: its table, and its rows made on demand, one per request
     /// in the order they began (then by thread: the order lttng-analyses
-    /// lists them in).
+    /// lists them in); their text is written without making them.
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
         let order = self.requests_by(|_| true, |i, r| (r.begin, i));
         let owners = self.owners();
+        // Each request's file, found once (the rows are read twice: for
+        // the columns' widths, then for their text) and in the order the
+        // requests ended: the descriptors' lives are then read in about
+        // the order they were made, not at random.
+        let paths = (self.requests.iter())
+            .map(|(i, r)| self.request_path(*i, r, &owners))
+            .collect();
+        let threads = owners.iter().map(|(_, c)| lami::cell_text(c)).collect();
         let n = order.len();
-        let rows = move |f: &mut dyn FnMut(&[lami::Cell])| {
-            // (the rows read the requests, and these their descriptors,
-            // at random: each row asks for the request some rows ahead,
-            // and for the descriptor of one nearer)
-            const AHEAD: usize = 8;
-            for k in 0..order.len() {
-                if let Some(&at) = order.get(k + 2 * AHEAD) {
-                    prefetch(&self.requests[at]);
-                }
-                if let Some(&at) = order.get(k + AHEAD) {
-                    let (i, r) = &self.requests[at];
-                    if let (Some(o), Some(fd)) = (owners[*i].0, r.fd) {
-                        self.tids[o].fds.prefetch(fd);
-                    }
-                }
-                let (i, r) = &self.requests[order[k]];
-                f(&self.request_row(*i, r, &owners));
+        let log = Arc::new(Log {
+            io: self,
+            order,
+            owners,
+            paths,
+            threads,
+        });
+        let rows = Arc::clone(&log);
+        let make = move |f: &mut dyn FnMut(&[lami::Cell])| {
+            for k in 0..rows.order.len() {
+                let (i, r, path) = rows.get(k);
+                f(&rows.io.request_row(i, r, &rows.owners, path));
             }
         };
-        lami::Emitted::made(t, n, Box::new(rows))
+        lami::Emitted::made_with_text(t, n, Box::new(make), log)
     }
 
     fn usage_tables(&self, limit: usize, begin: i64, end: i64) -> Vec<Table> {
@@ -799,6 +819,101 @@ impl Io {
             .into_iter()
             .map(|(n, (rw, owners))| (n, rw, owners.into_iter().collect()))
             .collect()
+    }
+}
+
+/// The I/O log's rows (see [`Io::log_table`]).
+struct Log<'s> {
+    io: &'s Io,
+    /// The places of the requests in `io.requests`, in the rows' order.
+    order: Vec<usize>,
+    owners: Owners,
+    /// Each request's file ([`Io::request_path`]), by its place.
+    paths: Vec<Option<&'s Arc<str>>>,
+    /// Each thread's cell's text, by its index.
+    threads: Vec<String>,
+}
+
+impl Log<'_> {
+    /// Row `k`'s thread index, request and file. (The rows read the
+    /// requests, and their files' names, at random: each asks for the
+    /// request some rows ahead, and for the name of one nearer.)
+    #[inline]
+    fn get(&self, k: usize) -> (usize, &Request, Option<&Arc<str>>) {
+        const AHEAD: usize = 8;
+        let requests = &self.io.requests;
+        if let Some(&at) = self.order.get(k + 2 * AHEAD) {
+            prefetch(&requests[at]);
+        }
+        if let Some(&Some(path)) = self.order.get(k + AHEAD).map(|&at| &self.paths[at]) {
+            prefetch(path);
+        }
+        let at = self.order[k];
+        let (i, r) = &requests[at];
+        (*i, r, self.paths[at])
+    }
+}
+
+/// A cell of a row of [`Log`], as its text is written: a cell without
+/// shared names, or the text of one with them.
+enum Part<'a> {
+    Cell(lami::Cell),
+    Text(&'a str),
+}
+
+impl<'s> Log<'s> {
+    /// The parts of [`Io::request_row`]'s row of request `r` of thread
+    /// `i`, with its file `path`.
+    fn parts<'a>(&'a self, i: usize, r: &'a Request, path: Option<&'a Arc<str>>) -> [Part<'a>; 8] {
+        let (file, fd) = match (r.fd, path) {
+            (Some(fd), Some(p)) => (Part::Text(p), lami::fd(fd)),
+            (Some(fd), None) => (Part::Cell(lami::unknown()), lami::fd(fd)),
+            (None, _) => (Part::Cell(lami::Cell::Null), lami::Cell::Null),
+        };
+        [
+            Part::Cell(lami::time_range_cell(r.begin, r.end)),
+            Part::Cell(self.io.out_of_range(r)),
+            Part::Cell(lami::duration(r.end - r.begin)),
+            Part::Text(&r.name),
+            Part::Cell(r.size.map_or(lami::Cell::Null, lami::size)),
+            Part::Text(&self.threads[i]),
+            file,
+            Part::Cell(fd),
+        ]
+    }
+}
+
+/// The text of [`Io::request_row`]'s cells, without making those that
+/// hold shared names (a thread's, a file's, a call's).
+impl lami::TextRows for Log<'_> {
+    /// (read in the order the requests ended: `rows` are places in
+    /// `requests`, which the rows' order holds each once)
+    fn widths(&self, rows: std::ops::Range<usize>, w: &mut [usize]) {
+        let mut scratch = String::new();
+        let requests = &self.io.requests[rows.clone()];
+        for ((i, r), path) in requests.iter().zip(&self.paths[rows]) {
+            for (w, part) in w.iter_mut().zip(self.parts(*i, r, *path)) {
+                let n = match part {
+                    Part::Cell(c) => lami::text_width(&c, &mut scratch),
+                    Part::Text(t) => lami::chars(t),
+                };
+                *w = (*w).max(n);
+            }
+        }
+    }
+
+    fn row_text(&self, k: usize, text: &mut String, put: &mut dyn FnMut(&str)) {
+        let (i, r, path) = self.get(k);
+        for part in self.parts(i, r, path) {
+            match part {
+                Part::Cell(c) => {
+                    text.clear();
+                    lami::push_cell_text(&c, text);
+                    put(text);
+                }
+                Part::Text(t) => put(t),
+            }
+        }
     }
 }
 

@@ -236,12 +236,35 @@ pub struct Emitted<'a> {
     /// The table; with rows made on demand, its `rows` are unused.
     pub table: Table,
     made: Option<(usize, MakeRows<'a>)>,
+    /// The made rows' text, written without making their cells.
+    text: Option<Arc<dyn TextRows + 'a>>,
+}
+
+/// A log's rows as [`table_text`] writes them, from the analysis' own
+/// records and without making their cells (no shared names counted up
+/// and down), so that several threads can write them: each row's cells'
+/// texts must be those of the cells [`Emitted::for_each_row`] gives
+/// (tests/emit.rs compares the two on the shared traces).
+pub trait TextRows: Sync {
+    /// Widens `widths` (one per column) to the width of the text of each
+    /// cell of the rows in `rows`. (The rows' widths are a maximum: an
+    /// implementation may number its rows in any order here, as long as
+    /// the ranges of a partition of `0..len` cover every row.)
+    fn widths(&self, rows: std::ops::Range<usize>, widths: &mut [usize]);
+
+    /// Hands the text of each cell of row `k` to `put`, in the columns'
+    /// order, written into `text` (which it may clear first).
+    fn row_text(&self, k: usize, text: &mut String, put: &mut dyn FnMut(&str));
 }
 
 impl<'a> Emitted<'a> {
     /// `table` with its rows.
     pub fn held(table: Table) -> Emitted<'a> {
-        Emitted { table, made: None }
+        Emitted {
+            table,
+            made: None,
+            text: None,
+        }
     }
 
     /// `table` with the `n` rows `make` makes.
@@ -249,6 +272,20 @@ impl<'a> Emitted<'a> {
         Emitted {
             table,
             made: Some((n, make)),
+            text: None,
+        }
+    }
+
+    /// [`Emitted::made`], with the rows' text written by `text`.
+    pub fn made_with_text(
+        table: Table,
+        n: usize,
+        make: MakeRows<'a>,
+        text: Arc<dyn TextRows + 'a>,
+    ) -> Emitted<'a> {
+        Emitted {
+            text: Some(text),
+            ..Emitted::made(table, n, make)
         }
     }
 
@@ -613,8 +650,9 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
 }
 
 /// The width in characters of [`push_cell_text`]'s text of `c`, counted
-/// without writing it, for the cells a log holds by the million (times,
-/// durations, numbers, processes, IRQs, names); `None` for the others.
+/// without writing it, for the cells a log holds by the million (times
+/// and time ranges, durations, numbers, booleans, processes, IRQs,
+/// names); `None` for the others.
 fn cell_width(c: &Cell) -> Option<usize> {
     fn digits(v: u64) -> usize {
         v.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -622,14 +660,21 @@ fn cell_width(c: &Cell) -> Option<usize> {
     fn int(v: i64) -> usize {
         usize::from(v < 0) + digits(v.unsigned_abs())
     }
+    fn seconds(ns: i64) -> usize {
+        usize::from(ns < 0) + digits((ns / 1_000_000_000).unsigned_abs()) + 10
+    }
     Some(match c {
         Cell::Null => 1,
         Cell::Int("duration", v) if v.unsigned_abs() < 1 << 50 => {
             usize::from(*v < 0) + digits(v.unsigned_abs() / 1000) + 4
         }
-        Cell::Int("timestamp", v) => {
-            usize::from(*v < 0) + digits((v / 1_000_000_000).unsigned_abs()) + 10
-        }
+        Cell::Int("timestamp", v) => seconds(*v),
+        Cell::TimeRange(b, e) => seconds(*b) + seconds(*e) + 4,
+        Cell::Bool(b) => match b {
+            Some(true) => 3,
+            Some(false) => 2,
+            None => 1,
+        },
         Cell::Int("number" | "size", v) | Cell::Id(("cpu" | "fd", _), v) => int(*v),
         Cell::Text(_, t) => chars(t),
         Cell::Process(p) => {
@@ -738,8 +783,18 @@ fn push_run(out: &mut String, run: &str, mut n: usize) {
     }
 }
 
+/// The width of `c`'s text: [`cell_width`], or that of the text written
+/// into `scratch`.
+pub(crate) fn text_width(c: &Cell, scratch: &mut String) -> usize {
+    cell_width(c).unwrap_or_else(|| {
+        scratch.clear();
+        push_cell_text(c, scratch);
+        chars(scratch)
+    })
+}
+
 /// The width of `s` in characters (its bytes when ASCII, as most cells).
-fn chars(s: &str) -> usize {
+pub(crate) fn chars(s: &str) -> usize {
     if s.is_ascii() {
         s.len()
     } else {
@@ -753,8 +808,37 @@ fn chars(s: &str) -> usize {
 /// columns' widths is held: a first pass finds them (counting the widths
 /// of most cells without writing them, `cell_width`), a second writes
 /// the cells into their lines (a log has millions of rows: their text
-/// took 110-130 MB on 10 M events).
+/// took 110-130 MB on 10 M events). Rows with a [`TextRows`] of more than
+/// [`SHARED_ROWS`] are written by as many threads as the machine has (up
+/// to [`TEXT_THREADS`]), in chunks, and go out in order.
 pub fn table_text(e: &Emitted, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let threads = match e.text {
+        Some(_) if e.len() > SHARED_ROWS => {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(TEXT_THREADS))
+        }
+        _ => 1,
+    };
+    table_text_in(e, out, threads, CHUNK_ROWS)
+}
+
+/// From how many rows [`table_text`] shares a [`TextRows`]' among threads.
+pub const SHARED_ROWS: usize = 1 << 16;
+
+/// How many threads at most write a [`TextRows`]' text.
+pub const TEXT_THREADS: usize = 4;
+
+/// How many rows a thread writes at a time.
+const CHUNK_ROWS: usize = 2048;
+
+/// [`table_text`] with `threads` threads writing the text of a
+/// [`TextRows`], `chunk` rows at a time (one thread: in this one; the
+/// rows of tables without one are always written in this thread).
+pub fn table_text_in(
+    e: &Emitted,
+    out: &mut impl std::io::Write,
+    threads: usize,
+    chunk: usize,
+) -> std::io::Result<()> {
     let t = &e.table;
     writeln!(out, "{}", t.title())?;
     let cols = t.columns();
@@ -762,74 +846,222 @@ pub fn table_text(e: &Emitted, out: &mut impl std::io::Write) -> std::io::Result
     if let Some(s) = &t.series {
         heads[2..].clone_from_slice(&s.names);
     }
-    let n = cols.len();
+    let n = e.len();
+    let text = e.text.as_deref().filter(|_| e.is_made());
+    let threads = if text.is_some() { threads.max(1) } else { 1 };
+    let chunk = chunk.max(1);
     let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
-    let mut cell = String::new();
-    e.for_each_row(&mut |r| {
-        for (w, c) in width.iter_mut().zip(r) {
-            let cw = cell_width(c).unwrap_or_else(|| {
-                cell.clear();
-                push_cell_text(c, &mut cell);
-                chars(&cell)
+    match text {
+        Some(text) if threads > 1 => {
+            let part = n.div_ceil(threads);
+            let parts: Vec<Vec<usize>> = std::thread::scope(|s| {
+                let spawned: Vec<_> = (0..threads)
+                    .map(|k| {
+                        let mut w = width.clone();
+                        s.spawn(move || {
+                            text.widths((k * part).min(n)..((k + 1) * part).min(n), &mut w);
+                            w
+                        })
+                    })
+                    .collect();
+                spawned.into_iter().map(join).collect()
             });
-            *w = (*w).max(cw);
+            for w in parts {
+                width.iter_mut().zip(w).for_each(|(a, b)| *a = (*a).max(b));
+            }
         }
-    });
-    let left: Vec<bool> = cols
-        .iter()
-        .map(|c| {
-            matches!(
-                c.class,
-                "process" | "string" | "syscall" | "irq" | "path" | "disk" | "netif"
-            )
-        })
-        .collect();
-    let mut line = String::new();
-    let put = |line: &mut String, i: usize, c: &str| {
-        let pad = width[i] - chars(c);
+        Some(text) => text.widths(0..n, &mut width),
+        None => {
+            let mut cell = String::new();
+            e.for_each_row(&mut |r| {
+                for (w, c) in width.iter_mut().zip(r) {
+                    *w = (*w).max(text_width(c, &mut cell));
+                }
+            });
+        }
+    }
+    let lines = Lines {
+        left: cols
+            .iter()
+            .map(|c| {
+                matches!(
+                    c.class,
+                    "process" | "string" | "syscall" | "irq" | "path" | "disk" | "netif"
+                )
+            })
+            .collect(),
+        width,
+    };
+    let (mut buf, mut cell) = (String::new(), String::new());
+    lines.line(&mut buf, &mut cell, |i, c| c.push_str(&heads[i]));
+    out.write_all(buf.as_bytes())?;
+    buf.clear();
+    match text {
+        Some(text) if threads > 1 => lines.shared(text, n, threads, chunk, out)?,
+        Some(text) => {
+            for k in 0..n {
+                lines.text_row(text, k, &mut cell, &mut buf);
+                if buf.len() >= 1 << 16 {
+                    out.write_all(buf.as_bytes())?;
+                    buf.clear();
+                }
+            }
+        }
+        None => {
+            let mut failed = None;
+            e.for_each_row(&mut |r| {
+                if failed.is_some() {
+                    return;
+                }
+                lines.line(&mut buf, &mut cell, |i, text| {
+                    if let Some(c) = r.get(i) {
+                        push_cell_text(c, text);
+                    }
+                });
+                if buf.len() >= 1 << 16 {
+                    failed = out.write_all(buf.as_bytes()).err();
+                    buf.clear();
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+    }
+    out.write_all(buf.as_bytes())?;
+    out.write_all(b"\n")
+}
+
+/// A scoped thread's result (its panic goes on in this thread).
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The columns' widths and alignment: how [`table_text`] lays out a line.
+struct Lines {
+    width: Vec<usize>,
+    left: Vec<bool>,
+}
+
+impl Lines {
+    /// Appends cell `i`'s text `c`, padded to its column's width, to the
+    /// line being written.
+    fn put(&self, line: &mut String, i: usize, c: &str) {
+        let pad = self.width[i].saturating_sub(chars(c));
         if i > 0 {
             line.push_str("  ");
         }
-        if left[i] {
+        if self.left[i] {
             line.push_str(c);
-            if i + 1 < n {
+            if i + 1 < self.width.len() {
                 push_spaces(line, pad);
             }
         } else {
             push_spaces(line, pad);
             line.push_str(c);
         }
-    };
-    let mut end_line = |line: &mut String| -> std::io::Result<()> {
-        line.truncate(line.trim_end().len());
-        line.push('\n');
-        out.write_all(b"  ")?;
-        out.write_all(line.as_bytes())?;
-        line.clear();
-        Ok(())
-    };
-    for (i, h) in heads.iter().enumerate() {
-        put(&mut line, i, h);
     }
-    end_line(&mut line)?;
-    let mut failed = None;
-    e.for_each_row(&mut |r| {
-        if failed.is_some() {
-            return;
-        }
-        for i in 0..n {
+
+    /// Ends the line begun at `start` of `out`: without its trailing
+    /// blanks, then a newline.
+    fn end(out: &mut String, start: usize) {
+        // (the indent stays, even on an empty line)
+        let kept = out[start..].trim_end().len().max(2);
+        out.truncate(start + kept);
+        out.push('\n');
+    }
+
+    /// Appends a line to `out`: the text of each column `i`, as
+    /// `text_of(i, cell)` writes it into `cell`.
+    fn line(
+        &self,
+        out: &mut String,
+        cell: &mut String,
+        mut text_of: impl FnMut(usize, &mut String),
+    ) {
+        let start = out.len();
+        out.push_str("  ");
+        for i in 0..self.width.len() {
             cell.clear();
-            if let Some(c) = r.get(i) {
-                push_cell_text(c, &mut cell);
-            }
-            put(&mut line, i, &cell);
+            text_of(i, cell);
+            self.put(out, i, cell);
         }
-        failed = end_line(&mut line).err();
-    });
-    if let Some(e) = failed {
-        return Err(e);
+        Lines::end(out, start);
     }
-    out.write_all(b"\n")
+
+    /// Appends row `k` of `text` to `out`, its cells written into `cell`.
+    fn text_row(&self, text: &dyn TextRows, k: usize, cell: &mut String, out: &mut String) {
+        let start = out.len();
+        out.push_str("  ");
+        let mut i = 0;
+        text.row_text(k, cell, &mut |c| {
+            if i < self.width.len() {
+                self.put(out, i, c);
+            }
+            i += 1;
+        });
+        Lines::end(out, start);
+    }
+
+    /// Writes the `n` rows of `text` to `out`, `chunk` at a time: chunk
+    /// `c` by thread `c % threads`, this one writing its chunks and the
+    /// others' in order. Each other thread hands its chunks' text over
+    /// (two at most waiting), and gets the spent buffers back.
+    fn shared(
+        &self,
+        text: &dyn TextRows,
+        n: usize,
+        threads: usize,
+        chunk: usize,
+        out: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        use std::sync::mpsc::{channel, sync_channel};
+        let chunks = n.div_ceil(chunk);
+        let write = |c: usize, cell: &mut String, buf: &mut String| {
+            for k in c * chunk..((c + 1) * chunk).min(n) {
+                self.text_row(text, k, cell, buf);
+            }
+        };
+        std::thread::scope(|s| {
+            let mut helpers = Vec::new();
+            for t in 1..threads {
+                let (give, made) = sync_channel::<String>(2);
+                let (back, spent) = channel::<String>();
+                s.spawn(move || {
+                    let mut cell = String::new();
+                    for c in (t..chunks).step_by(threads) {
+                        let mut buf = spent.try_recv().unwrap_or_default();
+                        buf.clear();
+                        write(c, &mut cell, &mut buf);
+                        if give.send(buf).is_err() {
+                            // (the writer stopped: an error, handed on there)
+                            return;
+                        }
+                    }
+                });
+                helpers.push((made, back));
+            }
+            let (mut cell, mut own) = (String::new(), String::new());
+            for c in 0..chunks {
+                match c % threads {
+                    0 => {
+                        own.clear();
+                        write(c, &mut cell, &mut own);
+                        out.write_all(own.as_bytes())?;
+                    }
+                    t => {
+                        let (made, back) = &helpers[t - 1];
+                        // (a helper ends only when its chunks are sent, or
+                        // by a panic, which the scope hands on)
+                        let Ok(buf) = made.recv() else { break };
+                        out.write_all(buf.as_bytes())?;
+                        let _ = back.send(buf);
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -967,6 +1199,8 @@ mod tests {
                 ratio(v as f64 / 7.0),
                 time_range_cell(v, v / 3),
                 unknown(),
+                Cell::Bool(Some(v < 0)),
+                Cell::Bool(None),
             ];
             for c in &cells {
                 let text = cell_text(c);
@@ -989,7 +1223,7 @@ mod tests {
             );
         }
         assert!(
-            counted > 40_000 && written > 9_000,
+            counted > 50_000 && written > 9_000,
             "{counted} counted, {written} written"
         );
     }

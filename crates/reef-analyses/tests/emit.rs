@@ -2,15 +2,15 @@
 //! written) gives the bytes of the tables every front end gets
 //! ([`reef_analyses::analyse_model`], rows held), in LAMI and in text, for
 //! the logs and for analyses whose rows are held, on the shared kernel
-//! traces. (Both paths are also checked against lttng-analyses' own
-//! output: the tables by `references.rs`, the CLI's by
-//! tests/analyses/check-cli.py.)
+//! traces, and so does the text several threads write of a log. (Both
+//! paths are also checked against lttng-analyses' own output: the tables
+//! by `references.rs`, the CLI's by tests/analyses/check-cli.py.)
 
 use std::path::PathBuf;
 
 use reef_analyses::io::{Io, Mode};
 use reef_analyses::irqstats::{Irqlog, Irqstats};
-use reef_analyses::lami::{table_text, write_results, Emitted};
+use reef_analyses::lami::{table_text, table_text_in, write_results, Emitted};
 use reef_analyses::schedlog::Schedlog;
 use reef_analyses::Analysis;
 
@@ -58,6 +58,16 @@ fn same<A: Analysis>(trace: &str, mk: impl Fn() -> A) -> usize {
     let (want_lami, want_text) = written(&held);
     assert!(lami == want_lami, "{trace}: LAMI differs");
     assert!(text == want_text, "{trace}: text differs");
+    // A log's text written by several threads, in chunks of a few rows
+    // (the CLI shares only large logs' among threads).
+    let mut shared = Vec::new();
+    for e in &emitted {
+        table_text_in(e, &mut shared, 3, 7).unwrap();
+    }
+    assert!(
+        shared == want_text.as_bytes(),
+        "{trace}: shared text differs"
+    );
     made
 }
 
