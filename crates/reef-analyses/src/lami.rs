@@ -808,14 +808,24 @@ pub(crate) fn chars(s: &str) -> usize {
 /// columns' widths is held: a first pass finds them (counting the widths
 /// of most cells without writing them, `cell_width`), a second writes
 /// the cells into their lines (a log has millions of rows: their text
-/// took 110-130 MB on 10 M events). Rows with a [`TextRows`] of more than
-/// [`SHARED_ROWS`] are written by as many threads as the machine has (up
+/// took 110-130 MB on 10 M events). More than [`SHARED_ROWS`] rows with
+/// a [`TextRows`] are written by as many threads as the machine has (up
 /// to [`TEXT_THREADS`]), in chunks, and go out in order.
 pub fn table_text(e: &Emitted, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    table_text_on(e, out, None)
+}
+
+/// [`table_text`] on at most `workers` threads (`None`: as many as the
+/// machine has).
+pub fn table_text_on(
+    e: &Emitted,
+    out: &mut impl std::io::Write,
+    workers: Option<usize>,
+) -> std::io::Result<()> {
     let threads = match e.text {
-        Some(_) if e.len() > SHARED_ROWS => {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(TEXT_THREADS))
-        }
+        Some(_) if e.len() > SHARED_ROWS => workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .clamp(1, TEXT_THREADS),
         _ => 1,
     };
     table_text_in(e, out, threads, CHUNK_ROWS)

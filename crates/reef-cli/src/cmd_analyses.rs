@@ -424,7 +424,7 @@ fn run<A: Analysis>(a: &CommonArgs, analysis: A) -> anyhow::Result<ExitCode> {
                     out.write_all(b"\n")?;
                     out.flush()?;
                 } else {
-                    print_text(&tables)?;
+                    print_text(&tables, a.read.workers)?;
                 }
             }
             // The process ends here: its memory goes back whole. Freeing
@@ -472,7 +472,7 @@ fn analyse<A: Analysis>(
     Ok((done.model, done.stopped))
 }
 
-fn print_text(tables: &[Emitted]) -> anyhow::Result<()> {
+fn print_text(tables: &[Emitted], workers: Option<usize>) -> anyhow::Result<()> {
     // (written as it is made: a log's text is as large as its trace)
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if let Some(t) = tables.first().map(|e| &e.table) {
@@ -493,7 +493,7 @@ fn print_text(tables: &[Emitted]) -> anyhow::Result<()> {
         if t.is_empty() {
             continue;
         }
-        lami::table_text(t, &mut out)?;
+        lami::table_text_on(t, &mut out, workers)?;
     }
     out.flush()?;
     Ok(())

@@ -22,7 +22,8 @@ pub struct ReadOpts {
     #[arg(long, value_name = "TIME")]
     pub end: Option<TimeSpec>,
     /// Decode streams on this many worker threads (default: the number of
-    /// CPUs, at most 8; 1 decodes on the main thread).
+    /// CPUs, at most 8; 1 decodes on the main thread). The analyses write
+    /// a long log's text on as many threads (at most 4).
     #[arg(short = 'j', long, value_name = "N")]
     pub workers: Option<usize>,
     /// Keep only the events for which this expression is true, e.g.
