@@ -658,9 +658,18 @@ impl Io {
         // Each request's file, found once (the rows are read twice: for
         // the columns' widths, then for their text) and in the order the
         // requests ended: the descriptors' lives are then read in about
-        // the order they were made, not at random.
-        let paths = (self.requests.iter())
-            .map(|(i, r)| self.request_path(*i, r, &owners))
+        // the order they were made, each asked for some requests ahead.
+        const AHEAD: usize = 8;
+        let requests = &self.requests;
+        let paths = (requests.iter().enumerate())
+            .map(|(at, (i, r))| {
+                if let Some((j, r)) = requests.get(at + AHEAD) {
+                    if let (Some(o), Some(fd)) = (owners[*j].0, r.fd) {
+                        self.tids[o].fds.prefetch(fd);
+                    }
+                }
+                self.request_path(*i, r, &owners)
+            })
             .collect();
         let threads = owners.iter().map(|(_, c)| lami::cell_text(c)).collect();
         let n = order.len();
@@ -887,12 +896,17 @@ impl<'s> Log<'s> {
 /// hold shared names (a thread's, a file's, a call's).
 impl lami::TextRows for Log<'_> {
     /// (read in the order the requests ended: `rows` are places in
-    /// `requests`, which the rows' order holds each once)
+    /// `requests`, which the rows' order holds each once; the files'
+    /// names, at random, are asked for some requests ahead)
     fn widths(&self, rows: std::ops::Range<usize>, w: &mut [usize]) {
+        const AHEAD: usize = 16;
         let mut scratch = String::new();
-        let requests = &self.io.requests[rows.clone()];
-        for ((i, r), path) in requests.iter().zip(&self.paths[rows]) {
-            for (w, part) in w.iter_mut().zip(self.parts(*i, r, *path)) {
+        for at in rows {
+            if let Some(Some(path)) = self.paths.get(at + AHEAD) {
+                prefetch(*path);
+            }
+            let (i, r) = &self.io.requests[at];
+            for (w, part) in w.iter_mut().zip(self.parts(*i, r, self.paths[at])) {
                 let n = match part {
                     Part::Cell(c) => lami::text_width(&c, &mut scratch),
                     Part::Text(t) => lami::chars(t),
