@@ -618,10 +618,8 @@ impl Io {
                 // Without a limit, all of them, in the same order: longest
                 // first; equal durations keep lttng-analyses' order, by
                 // thread then by end (the requests' order).
-                let order = self.requests_by(
-                    |r| slot(r.op) == Some(k),
-                    |i, r| (std::cmp::Reverse(r.end - r.begin), i),
-                );
+                // (`!d` orders as `-d`, without overflow)
+                let order = self.requests_by(|r| slot(r.op) == Some(k), |r| !(r.end - r.begin));
                 t.rows = (order.into_iter().map(|at| &self.requests[at]))
                     .map(|(i, r)| self.row_of(*i, r, &owners))
                     .collect();
@@ -631,21 +629,25 @@ impl Io {
     }
 
     /// The places in `requests` of those `keep` keeps, ordered by `key`
-    /// (of the thread's index and the request), then in the order they
-    /// ended. Each key is made once, ahead of the sort: comparing the
+    /// (of the request), then by thread (its index), then in the order
+    /// they ended. Each key is made once, ahead of the sort: comparing the
     /// requests themselves would read them at random at each comparison.
-    fn requests_by<K: Ord>(
+    fn requests_by(
         &self,
         keep: impl Fn(&Request) -> bool,
-        key: impl Fn(usize, &Request) -> K,
+        key: impl Fn(&Request) -> i64,
     ) -> Vec<usize> {
-        let mut order: Vec<(K, usize)> = (self.requests.iter().enumerate())
+        // (16 bytes a key, thread and place: a log sorts millions; a
+        // thread's index, and a place, fit in 32 bits where the requests
+        // fit in memory)
+        let small = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        let mut order: Vec<(i64, u32, u32)> = (self.requests.iter().enumerate())
             .filter(|(_, (_, r))| keep(r))
-            .map(|(at, (i, r))| (key(*i, r), at))
+            .map(|(at, (i, r))| (key(r), small(*i), small(at)))
             .collect();
         // (the places make each key unique: the order of a stable sort)
         order.sort_unstable();
-        order.into_iter().map(|(_, at)| at).collect()
+        order.into_iter().map(|(_, _, at)| at as usize).collect()
     }
 
     /// The log: its table, and its rows made on demand, one per request
@@ -653,7 +655,7 @@ impl Io {
     /// lists them in); their text is written without making them.
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
-        let order = self.requests_by(|_| true, |i, r| (r.begin, i));
+        let order = self.requests_by(|_| true, |r| r.begin);
         let owners = self.owners();
         // Each request's file, found once (the rows are read twice: for
         // the columns' widths, then for their text) and in the order the
