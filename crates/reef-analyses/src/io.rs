@@ -863,16 +863,7 @@ impl Log<'_> {
         let (i, r) = &requests[at];
         (*i, r, self.paths[at])
     }
-}
 
-/// A cell of a row of [`Log`], as its text is written: a cell without
-/// shared names, or the text of one with them.
-enum Part<'a> {
-    Cell(lami::Cell),
-    Text(&'a str),
-}
-
-impl<'s> Log<'s> {
     /// The parts of [`Io::request_row`]'s row of request `r` of thread
     /// `i`, with its file `path`.
     fn parts<'a>(&'a self, i: usize, r: &'a Request, path: Option<&'a Arc<str>>) -> [Part<'a>; 8] {
@@ -892,6 +883,13 @@ impl<'s> Log<'s> {
             Part::Cell(fd),
         ]
     }
+}
+
+/// A cell of a row of [`Log`], as its text is written: a cell without
+/// shared names, or the text of one with them.
+enum Part<'a> {
+    Cell(lami::Cell),
+    Text(&'a str),
 }
 
 /// The text of [`Io::request_row`]'s cells, without making those that

@@ -831,7 +831,8 @@ pub fn table_text_on(
     table_text_in(e, out, threads, CHUNK_ROWS)
 }
 
-/// From how many rows [`table_text`] shares a [`TextRows`]' among threads.
+/// Beyond how many rows [`table_text`] shares a [`TextRows`]' text among
+/// threads.
 pub const SHARED_ROWS: usize = 1 << 16;
 
 /// How many threads at most write a [`TextRows`]' text.
