@@ -858,7 +858,8 @@ pub fn table_text_in(
         heads[2..].clone_from_slice(&s.names);
     }
     let n = e.len();
-    let text = e.text.as_deref().filter(|_| e.is_made());
+    // (only made rows have a text of their own: `made_with_text`)
+    let text = e.text.as_deref();
     let threads = if text.is_some() { threads.max(1) } else { 1 };
     let chunk = chunk.max(1);
     let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
