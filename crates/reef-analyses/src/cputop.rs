@@ -253,7 +253,7 @@ mod tests {
 
     fn switch(ts: i64, cpu: i64, prev: i64, next: i64) -> Event<'static> {
         // (a test's few names live as long as it)
-        let name = |t: i64| Text(Box::leak(format!("t{t}").into_bytes().into_boxed_slice()));
+        let name = |t: i64| Text::new(Box::leak(format!("t{t}").into_bytes().into_boxed_slice()));
         Event {
             ts,
             cpu: Some(cpu),
