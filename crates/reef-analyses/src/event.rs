@@ -93,6 +93,37 @@ pub struct Event<'a> {
     pub kind: Kind<'a>,
 }
 
+impl Event<'_> {
+    /// Whether dropping it may free memory (a kind not listed here as
+    /// holding none is taken to).
+    pub fn may_own(&self) -> bool {
+        let owned = |c: &Cow<str>| matches!(c, Cow::Owned(_));
+        match &self.kind {
+            Kind::SchedSwitch { .. }
+            | Kind::MigrateTask { .. }
+            | Kind::Wakeup { .. }
+            | Kind::PiSetprio { .. }
+            | Kind::SyscallEntry { io: None, .. }
+            | Kind::SyscallExit { .. }
+            | Kind::IrqEntry { .. }
+            | Kind::IrqExit { .. }
+            | Kind::SoftirqRaise { .. }
+            | Kind::SoftirqEntry { .. }
+            | Kind::SoftirqExit { .. }
+            | Kind::PageAlloc
+            | Kind::PageFree
+            | Kind::BlockRqIssue { .. }
+            | Kind::BlockRqComplete { .. }
+            | Kind::BlockBioRemap { .. }
+            | Kind::BlockBioBackmerge { .. }
+            | Kind::Cpu
+            | Kind::Other => false,
+            Kind::Net { name, .. } => owned(name),
+            _ => true,
+        }
+    }
+}
+
 /// What an event says, for the events that change the kernel model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind<'a> {
