@@ -396,6 +396,8 @@ pub struct Io {
     /// The longest requests kept, per operation (top with a limit).
     longest: [Top; 4],
     now: i64,
+    /// The `-j` workers: how many threads may prepare and write the log.
+    workers: Option<usize>,
 }
 
 fn slot(op: IoOp) -> Option<usize> {
@@ -429,7 +431,16 @@ impl Io {
             requests: Vec::new(),
             longest: Default::default(),
             now: 0,
+            workers: None,
         }
+    }
+
+    /// The analysis, whose log is prepared and written on at most
+    /// `workers` threads (`None`: as many as the machine has; see
+    /// [`lami::shared_threads`]).
+    pub fn on_workers(mut self, workers: Option<usize>) -> Io {
+        self.workers = workers;
+        self
     }
 
     fn keep(&self, begin: i64, end: i64, size: Option<i64>) -> bool {
@@ -655,32 +666,66 @@ impl Io {
     /// lists them in); their text is written without making them.
     fn log_table(&self, begin: i64, end: i64) -> lami::Emitted<'_> {
         let t = Table::new(&METADATA.tables[4], begin, end);
-        let order = self.requests_by(|_| true, |r| r.begin);
         let owners = self.owners();
-        // Each request's file, found once (the rows are read twice: for
-        // the columns' widths, then for their text) and in the order the
-        // requests ended: the descriptors' lives are then read in about
-        // the order they were made, each asked for some requests ahead.
-        const AHEAD: usize = 8;
-        let requests = &self.requests;
-        let paths = (requests.iter().enumerate())
-            .map(|(at, (i, r))| {
-                if let Some((j, r)) = requests.get(at + AHEAD) {
-                    if let (Some(o), Some(fd)) = (owners[*j].0, r.fd) {
-                        self.tids[o].fds.prefetch(fd);
+        let threads: Vec<String> = owners.iter().map(|(_, c)| lami::cell_text(c)).collect();
+        // Each request's file, found once, and the widths of the files'
+        // column: in the order the requests ended (the descriptors' lives
+        // are then read in about the order they were made, each asked
+        // for some requests ahead).
+        let paths = || {
+            const AHEAD: usize = 8;
+            let requests = &self.requests;
+            let mut width = 0;
+            let paths = (requests.iter().enumerate())
+                .map(|(at, (i, r))| {
+                    if let Some((j, r)) = requests.get(at + AHEAD) {
+                        if let (Some(o), Some(fd)) = (owners[*j].0, r.fd) {
+                            self.tids[o].fds.prefetch(fd);
+                        }
+                    }
+                    let path = self.request_path(*i, r, &owners);
+                    width = width.max(file_part(r, path).width());
+                    path
+                })
+                .collect::<Vec<_>>();
+            (paths, width)
+        };
+        // The widths of the other columns, over the requests of `range`.
+        let widths_in = |range: std::ops::Range<usize>| {
+            let mut widths = [0; 8];
+            for (i, r) in &self.requests[range] {
+                for (k, part) in row_parts(self, &threads, *i, r, None).iter().enumerate() {
+                    if k != FILE {
+                        widths[k] = widths[k].max(part.width());
                     }
                 }
-                self.request_path(*i, r, &owners)
+            }
+            widths
+        };
+        let order = || self.requests_by(|_| true, |r| r.begin);
+        let n = self.requests.len();
+        // (a long log sorts, and finds half of its widths, on another
+        // thread)
+        let (order, mut widths, (paths, files)) = if lami::shared_threads(n, self.workers) > 1 {
+            std::thread::scope(|s| {
+                let other = s.spawn(|| (order(), widths_in(n / 2..n)));
+                let paths = paths();
+                let mine = widths_in(0..n / 2);
+                let (order, theirs) = lami::join(other);
+                let widths = std::array::from_fn(|k| mine[k].max(theirs[k]));
+                (order, widths, paths)
             })
-            .collect();
-        let threads = owners.iter().map(|(_, c)| lami::cell_text(c)).collect();
-        let n = order.len();
+        } else {
+            (order(), widths_in(0..n), paths())
+        };
+        widths[FILE] = files;
         let log = Arc::new(Log {
             io: self,
             order,
             owners,
             paths,
             threads,
+            widths,
         });
         let rows = Arc::clone(&log);
         let make = move |f: &mut dyn FnMut(&[lami::Cell])| {
@@ -843,6 +888,8 @@ struct Log<'s> {
     paths: Vec<Option<&'s Arc<str>>>,
     /// Each thread's cell's text, by its index.
     threads: Vec<String>,
+    /// The widths of the columns' cells.
+    widths: [usize; 8],
 }
 
 impl Log<'_> {
@@ -863,25 +910,38 @@ impl Log<'_> {
         let (i, r) = &requests[at];
         (*i, r, self.paths[at])
     }
+}
 
-    /// The parts of [`Io::request_row`]'s row of request `r` of thread
-    /// `i`, with its file `path`.
-    fn parts<'a>(&'a self, i: usize, r: &'a Request, path: Option<&'a Arc<str>>) -> [Part<'a>; 8] {
-        let (file, fd) = match (r.fd, path) {
-            (Some(fd), Some(p)) => (Part::Text(p), lami::fd(fd)),
-            (Some(fd), None) => (Part::Cell(lami::unknown()), lami::fd(fd)),
-            (None, _) => (Part::Cell(lami::Cell::Null), lami::Cell::Null),
-        };
-        [
-            Part::Cell(lami::time_range_cell(r.begin, r.end)),
-            Part::Cell(self.io.out_of_range(r)),
-            Part::Cell(lami::duration(r.end - r.begin)),
-            Part::Text(&r.name),
-            Part::Cell(r.size.map_or(lami::Cell::Null, lami::size)),
-            Part::Text(&self.threads[i]),
-            file,
-            Part::Cell(fd),
-        ]
+/// The parts of [`Io::request_row`]'s row of request `r` of thread `i`
+/// (whose cell's text is `threads[i]`), with its file `path`.
+fn row_parts<'a>(
+    io: &Io,
+    threads: &'a [String],
+    i: usize,
+    r: &'a Request,
+    path: Option<&'a Arc<str>>,
+) -> [Part<'a>; 8] {
+    [
+        Part::Cell(lami::time_range_cell(r.begin, r.end)),
+        Part::Cell(io.out_of_range(r)),
+        Part::Cell(lami::duration(r.end - r.begin)),
+        Part::Text(&r.name),
+        Part::Cell(r.size.map_or(lami::Cell::Null, lami::size)),
+        Part::Text(&threads[i]),
+        file_part(r, path),
+        Part::Cell(r.fd.map_or(lami::Cell::Null, lami::fd)),
+    ]
+}
+
+/// The column of a log row's file.
+const FILE: usize = 6;
+
+/// The file of a log row: request `r`'s file `path`.
+fn file_part<'a>(r: &Request, path: Option<&'a Arc<str>>) -> Part<'a> {
+    match (r.fd, path) {
+        (Some(_), Some(p)) => Part::Text(p),
+        (Some(_), None) => Part::Cell(lami::unknown()),
+        (None, _) => Part::Cell(lami::Cell::Null),
     }
 }
 
@@ -892,40 +952,29 @@ enum Part<'a> {
     Text(&'a str),
 }
 
+impl Part<'_> {
+    /// The width of its text.
+    fn width(&self) -> usize {
+        match self {
+            Part::Cell(c) => lami::text_width(c, &mut String::new()),
+            Part::Text(t) => lami::chars(t),
+        }
+    }
+}
+
 /// The text of [`Io::request_row`]'s cells, without making those that
 /// hold shared names (a thread's, a file's, a call's).
 impl lami::TextRows for Log<'_> {
-    /// (read in the order the requests ended: `rows` are places in
-    /// `requests`, which the rows' order holds each once; the files'
-    /// names, at random, are asked for some requests ahead)
-    fn widths(&self, rows: std::ops::Range<usize>, w: &mut [usize]) {
-        const AHEAD: usize = 16;
-        let mut scratch = String::new();
-        for at in rows {
-            if let Some(Some(path)) = self.paths.get(at + AHEAD) {
-                prefetch(*path);
-            }
-            let (i, r) = &self.io.requests[at];
-            for (w, part) in w.iter_mut().zip(self.parts(*i, r, self.paths[at])) {
-                let n = match part {
-                    Part::Cell(c) => lami::text_width(&c, &mut scratch),
-                    Part::Text(t) => lami::chars(t),
-                };
-                *w = (*w).max(n);
-            }
-        }
+    fn widths(&self) -> &[usize] {
+        &self.widths
     }
 
-    fn row_text(&self, k: usize, text: &mut String, put: &mut dyn FnMut(&str)) {
+    fn row_text(&self, k: usize, row: &mut lami::RowText) {
         let (i, r, path) = self.get(k);
-        for part in self.parts(i, r, path) {
+        for part in row_parts(self.io, &self.threads, i, r, path) {
             match part {
-                Part::Cell(c) => {
-                    text.clear();
-                    lami::push_cell_text(&c, text);
-                    put(text);
-                }
-                Part::Text(t) => put(t),
+                Part::Cell(c) => row.cell(&c),
+                Part::Text(t) => row.text(t),
             }
         }
     }

@@ -246,15 +246,67 @@ pub struct Emitted<'a> {
 /// texts must be those of the cells [`Emitted::for_each_row`] gives
 /// (tests/emit.rs compares the two on the shared traces).
 pub trait TextRows: Sync {
-    /// Widens `widths` (one per column) to the width of the text of each
-    /// cell of the rows in `rows`. (The rows' widths are a maximum: an
-    /// implementation may number its rows in any order here, as long as
-    /// the ranges of a partition of `0..len` cover every row.)
-    fn widths(&self, rows: std::ops::Range<usize>, widths: &mut [usize]);
+    /// The widths of the text of each column's cells, over every row:
+    /// found as the rows were prepared (on as many threads as they were).
+    fn widths(&self) -> &[usize];
 
-    /// Hands the text of each cell of row `k` to `put`, in the columns'
-    /// order, written into `text` (which it may clear first).
-    fn row_text(&self, k: usize, text: &mut String, put: &mut dyn FnMut(&str));
+    /// Writes the text of each cell of row `k` to `row`, in the columns'
+    /// order.
+    fn row_text(&self, k: usize, row: &mut RowText);
+}
+
+/// Where [`TextRows::row_text`] writes a row: each cell's text goes
+/// straight into the line, padded to its column's width (no copy of it
+/// is made; a number's width is counted before it is written).
+pub struct RowText<'l> {
+    lines: &'l Lines,
+    line: &'l mut String,
+    /// The next cell's column.
+    i: usize,
+}
+
+impl RowText<'_> {
+    /// A cell of text `s`.
+    #[inline]
+    pub fn text(&mut self, s: &str) {
+        self.put(None, |l| l.push_str(s));
+    }
+
+    /// A cell: the text [`push_cell_text`] writes.
+    #[inline]
+    pub fn cell(&mut self, c: &Cell) {
+        self.put(cell_width(c), |l| push_cell_text(c, l));
+    }
+
+    /// A cell of `width` characters (`None`: counted once written) that
+    /// `write` appends.
+    #[inline(always)]
+    fn put(&mut self, width: Option<usize>, write: impl FnOnce(&mut String)) {
+        let (i, lines, line) = (self.i, self.lines, &mut *self.line);
+        self.i += 1;
+        let Some(&room) = lines.width.get(i) else {
+            return;
+        };
+        if i > 0 {
+            line.push_str("  ");
+        }
+        let left = lines.left[i];
+        if let (false, Some(w)) = (left, width) {
+            push_spaces(line, room.saturating_sub(w));
+            write(line);
+            return;
+        }
+        let at = line.len();
+        write(line);
+        let pad = room.saturating_sub(width.unwrap_or_else(|| chars(&line[at..])));
+        if left {
+            if i + 1 < lines.width.len() {
+                push_spaces(line, pad);
+            }
+        } else if pad > 0 {
+            line.insert_str(at, &" ".repeat(pad));
+        }
+    }
 }
 
 impl<'a> Emitted<'a> {
@@ -806,7 +858,8 @@ pub(crate) fn chars(s: &str) -> usize {
 /// and one line per row; text columns are left-aligned, numbers
 /// right-aligned. The lines go out as they are made, and nothing but the
 /// columns' widths is held: a first pass finds them (counting the widths
-/// of most cells without writing them, `cell_width`), a second writes
+/// of most cells without writing them, `cell_width`; a [`TextRows`]
+/// knows them), a second writes
 /// the cells into their lines (a log has millions of rows: their text
 /// took 110-130 MB on 10 M events). More than [`SHARED_ROWS`] rows with
 /// a [`TextRows`] are written by as many threads as the machine has (up
@@ -823,12 +876,22 @@ pub fn table_text_on(
     workers: Option<usize>,
 ) -> std::io::Result<()> {
     let threads = match e.text {
-        Some(_) if e.len() > SHARED_ROWS => workers
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .clamp(1, TEXT_THREADS),
-        _ => 1,
+        Some(_) => shared_threads(e.len(), workers),
+        None => 1,
     };
     table_text_in(e, out, threads, CHUNK_ROWS)
+}
+
+/// On how many threads [`table_text_on`] writes the text of `rows` rows
+/// of a [`TextRows`] with `workers` (an analysis may prepare such rows on
+/// as many).
+pub fn shared_threads(rows: usize, workers: Option<usize>) -> usize {
+    if rows <= SHARED_ROWS {
+        return 1;
+    }
+    workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, TEXT_THREADS)
 }
 
 /// Beyond how many rows [`table_text`] shares a [`TextRows`]' text among
@@ -864,25 +927,11 @@ pub fn table_text_in(
     let chunk = chunk.max(1);
     let mut width: Vec<usize> = heads.iter().map(|h| chars(h)).collect();
     match text {
-        Some(text) if threads > 1 => {
-            let part = n.div_ceil(threads);
-            let parts: Vec<Vec<usize>> = std::thread::scope(|s| {
-                let spawned: Vec<_> = (0..threads)
-                    .map(|k| {
-                        let mut w = width.clone();
-                        s.spawn(move || {
-                            text.widths((k * part).min(n)..((k + 1) * part).min(n), &mut w);
-                            w
-                        })
-                    })
-                    .collect();
-                spawned.into_iter().map(join).collect()
-            });
-            for w in parts {
-                width.iter_mut().zip(w).for_each(|(a, b)| *a = (*a).max(b));
+        Some(text) => {
+            for (w, &k) in width.iter_mut().zip(text.widths()) {
+                *w = (*w).max(k);
             }
         }
-        Some(text) => text.widths(0..n, &mut width),
         None => {
             let mut cell = String::new();
             e.for_each_row(&mut |r| {
@@ -912,7 +961,7 @@ pub fn table_text_in(
         Some(text) if threads > 1 => lines.shared(text, n, threads, chunk, out)?,
         Some(text) => {
             for k in 0..n {
-                lines.text_row(text, k, &mut cell, &mut buf);
+                lines.text_row(text, k, &mut buf);
                 if buf.len() >= 1 << 16 {
                     out.write_all(buf.as_bytes())?;
                     buf.clear();
@@ -945,7 +994,7 @@ pub fn table_text_in(
 }
 
 /// A scoped thread's result (its panic goes on in this thread).
-fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+pub(crate) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
@@ -1001,17 +1050,18 @@ impl Lines {
         Lines::end(out, start);
     }
 
-    /// Appends row `k` of `text` to `out`, its cells written into `cell`.
-    fn text_row(&self, text: &dyn TextRows, k: usize, cell: &mut String, out: &mut String) {
+    /// Appends row `k` of `text` to `out`.
+    fn text_row(&self, text: &dyn TextRows, k: usize, out: &mut String) {
         let start = out.len();
         out.push_str("  ");
-        let mut i = 0;
-        text.row_text(k, cell, &mut |c| {
-            if i < self.width.len() {
-                self.put(out, i, c);
-            }
-            i += 1;
-        });
+        text.row_text(
+            k,
+            &mut RowText {
+                lines: self,
+                line: out,
+                i: 0,
+            },
+        );
         Lines::end(out, start);
     }
 
@@ -1029,9 +1079,9 @@ impl Lines {
     ) -> std::io::Result<()> {
         use std::sync::mpsc::{channel, sync_channel};
         let chunks = n.div_ceil(chunk);
-        let write = |c: usize, cell: &mut String, buf: &mut String| {
+        let write = |c: usize, buf: &mut String| {
             for k in c * chunk..((c + 1) * chunk).min(n) {
-                self.text_row(text, k, cell, buf);
+                self.text_row(text, k, buf);
             }
         };
         std::thread::scope(|s| {
@@ -1040,11 +1090,10 @@ impl Lines {
                 let (give, made) = sync_channel::<String>(2);
                 let (back, spent) = channel::<String>();
                 s.spawn(move || {
-                    let mut cell = String::new();
                     for c in (t..chunks).step_by(threads) {
                         let mut buf = spent.try_recv().unwrap_or_default();
                         buf.clear();
-                        write(c, &mut cell, &mut buf);
+                        write(c, &mut buf);
                         if give.send(buf).is_err() {
                             // (the writer stopped: an error, handed on there)
                             return;
@@ -1053,12 +1102,12 @@ impl Lines {
                 });
                 helpers.push((made, back));
             }
-            let (mut cell, mut own) = (String::new(), String::new());
+            let mut own = String::new();
             for c in 0..chunks {
                 match c % threads {
                     0 => {
                         own.clear();
-                        write(c, &mut cell, &mut own);
+                        write(c, &mut own);
                         out.write_all(own.as_bytes())?;
                     }
                     t => {

@@ -385,7 +385,8 @@ pub fn io(a: &IoArgs, mode: Mode) -> anyhow::Result<ExitCode> {
         minsize: a.minsize,
         maxsize: a.maxsize,
     };
-    run(&a.common, io::Io::with_filter(mode, filter))
+    let io = io::Io::with_filter(mode, filter).on_workers(a.common.read.workers);
+    run(&a.common, io)
 }
 
 pub fn memtop(a: &MemtopArgs) -> anyhow::Result<ExitCode> {
