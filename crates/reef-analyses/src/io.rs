@@ -684,7 +684,11 @@ impl Io {
                         }
                     }
                     let path = self.request_path(*i, r, &owners);
-                    width = width.max(file_part(r, path).width());
+                    let w = match (r.fd, path) {
+                        (Some(_), Some(p)) => lami::chars(p),
+                        _ => 1,
+                    };
+                    width = width.max(w);
                     path
                 })
                 .collect::<Vec<_>>();
@@ -694,10 +698,9 @@ impl Io {
         let widths_in = |range: std::ops::Range<usize>| {
             let mut widths = [0; 8];
             for (i, r) in &self.requests[range] {
-                for (k, part) in row_parts(self, &threads, *i, r, None).iter().enumerate() {
-                    if k != FILE {
-                        widths[k] = widths[k].max(part.width());
-                    }
+                let row = row_widths(self, &threads[*i], r);
+                for (w, n) in widths.iter_mut().zip(row) {
+                    *w = (*w).max(n);
                 }
             }
             widths
@@ -912,55 +915,27 @@ impl Log<'_> {
     }
 }
 
-/// The parts of [`Io::request_row`]'s row of request `r` of thread `i`
-/// (whose cell's text is `threads[i]`), with its file `path`.
-fn row_parts<'a>(
-    io: &Io,
-    threads: &'a [String],
-    i: usize,
-    r: &'a Request,
-    path: Option<&'a Arc<str>>,
-) -> [Part<'a>; 8] {
+/// The widths of the texts of [`Io::request_row`]'s cells of request `r`
+/// of a thread whose cell's text is `thread`, but the file's ([`FILE`]:
+/// 0; the files are found apart).
+fn row_widths(io: &Io, thread: &str, r: &Request) -> [usize; 8] {
+    let int = |v: Option<i64>| v.map_or(1, lami::int_width);
+    let duration = r.end - r.begin;
     [
-        Part::Cell(lami::time_range_cell(r.begin, r.end)),
-        Part::Cell(io.out_of_range(r)),
-        Part::Cell(lami::duration(r.end - r.begin)),
-        Part::Text(&r.name),
-        Part::Cell(r.size.map_or(lami::Cell::Null, lami::size)),
-        Part::Text(&threads[i]),
-        file_part(r, path),
-        Part::Cell(r.fd.map_or(lami::Cell::Null, lami::fd)),
+        lami::seconds_width(r.begin) + lami::seconds_width(r.end) + 4,
+        lami::text_width(&io.out_of_range(r), &mut String::new()),
+        lami::micros_width(duration)
+            .unwrap_or_else(|| lami::text_width(&lami::duration(duration), &mut String::new())),
+        lami::chars(&r.name),
+        int(r.size),
+        lami::chars(thread),
+        0,
+        int(r.fd),
     ]
 }
 
 /// The column of a log row's file.
 const FILE: usize = 6;
-
-/// The file of a log row: request `r`'s file `path`.
-fn file_part<'a>(r: &Request, path: Option<&'a Arc<str>>) -> Part<'a> {
-    match (r.fd, path) {
-        (Some(_), Some(p)) => Part::Text(p),
-        (Some(_), None) => Part::Cell(lami::unknown()),
-        (None, _) => Part::Cell(lami::Cell::Null),
-    }
-}
-
-/// A cell of a row of [`Log`], as its text is written: a cell without
-/// shared names, or the text of one with them.
-enum Part<'a> {
-    Cell(lami::Cell),
-    Text(&'a str),
-}
-
-impl Part<'_> {
-    /// The width of its text.
-    fn width(&self) -> usize {
-        match self {
-            Part::Cell(c) => lami::text_width(c, &mut String::new()),
-            Part::Text(t) => lami::chars(t),
-        }
-    }
-}
 
 /// The text of [`Io::request_row`]'s cells, without making those that
 /// hold shared names (a thread's, a file's, a call's).
@@ -971,12 +946,18 @@ impl lami::TextRows for Log<'_> {
 
     fn row_text(&self, k: usize, row: &mut lami::RowText) {
         let (i, r, path) = self.get(k);
-        for part in row_parts(self.io, &self.threads, i, r, path) {
-            match part {
-                Part::Cell(c) => row.cell(&c),
-                Part::Text(t) => row.text(t),
-            }
+        row.time_range(r.begin, r.end);
+        row.cell(&self.io.out_of_range(r));
+        row.duration(r.end - r.begin);
+        row.text(&r.name);
+        row.int_or_none(r.size);
+        row.text(&self.threads[i]);
+        match (r.fd, path) {
+            (Some(_), Some(p)) => row.text(p),
+            (Some(_), None) => row.cell(&lami::unknown()),
+            (None, _) => row.cell(&lami::Cell::Null),
         }
+        row.int_or_none(r.fd);
     }
 }
 

@@ -278,6 +278,29 @@ impl RowText<'_> {
         self.put(cell_width(c), |l| push_cell_text(c, l));
     }
 
+    /// The cell of [`time_range_cell`]`(b, e)`.
+    #[inline]
+    pub fn time_range(&mut self, b: i64, e: i64) {
+        let w = seconds_width(b) + seconds_width(e) + 4;
+        self.put(Some(w), |l| push_time_range(l, b, e));
+    }
+
+    /// The cell of [`duration`]`(ns)`.
+    #[inline]
+    pub fn duration(&mut self, ns: i64) {
+        self.put(micros_width(ns), |l| push_micros(l, ns));
+    }
+
+    /// The cell of a number, a size or an ID ([`size`], [`fd`]) `v`;
+    /// [`Cell::Null`]'s for `None`.
+    #[inline]
+    pub fn int_or_none(&mut self, v: Option<i64>) {
+        match v {
+            Some(v) => self.put(Some(int_width(v)), |l| push_int(l, v)),
+            None => self.put(Some(1), |l| l.push('-')),
+        }
+    }
+
     /// A cell of `width` characters (`None`: counted once written) that
     /// `write` appends.
     #[inline(always)]
@@ -660,13 +683,7 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
         Cell::Bool(Some(true)) => out.push_str("yes"),
         Cell::Bool(Some(false)) => out.push_str("no"),
         Cell::Bool(None) => out.push('-'),
-        Cell::TimeRange(b, e) => {
-            out.push('[');
-            push_seconds(out, *b);
-            out.push_str(", ");
-            push_seconds(out, *e);
-            out.push(']');
-        }
+        Cell::TimeRange(b, e) => push_time_range(out, *b, *e),
         Cell::Process(p) => {
             let ProcessCell { name, pid, tid } = &**p;
             out.push_str(name.as_deref().unwrap_or(""));
@@ -706,40 +723,62 @@ pub fn push_cell_text(c: &Cell, out: &mut String) {
 /// and time ranges, durations, numbers, booleans, processes, IRQs,
 /// names); `None` for the others.
 fn cell_width(c: &Cell) -> Option<usize> {
-    fn digits(v: u64) -> usize {
-        v.checked_ilog10().map_or(1, |d| d as usize + 1)
-    }
-    fn int(v: i64) -> usize {
-        usize::from(v < 0) + digits(v.unsigned_abs())
-    }
-    fn seconds(ns: i64) -> usize {
-        usize::from(ns < 0) + digits((ns / 1_000_000_000).unsigned_abs()) + 10
-    }
     Some(match c {
         Cell::Null => 1,
-        Cell::Int("duration", v) if v.unsigned_abs() < 1 << 50 => {
-            usize::from(*v < 0) + digits(v.unsigned_abs() / 1000) + 4
-        }
-        Cell::Int("timestamp", v) => seconds(*v),
-        Cell::TimeRange(b, e) => seconds(*b) + seconds(*e) + 4,
+        Cell::Int("duration", v) => micros_width(*v)?,
+        Cell::Int("timestamp", v) => seconds_width(*v),
+        Cell::TimeRange(b, e) => seconds_width(*b) + seconds_width(*e) + 4,
         Cell::Bool(b) => match b {
             Some(true) => 3,
             Some(false) => 2,
             None => 1,
         },
-        Cell::Int("number" | "size", v) | Cell::Id(("cpu" | "fd", _), v) => int(*v),
+        Cell::Int("number" | "size", v) | Cell::Id(("cpu" | "fd", _), v) => int_width(*v),
         Cell::Text(_, t) => chars(t),
         Cell::Process(p) => {
             let name = p.name.as_deref().map_or(0, chars);
             name + match (p.pid, p.tid) {
-                (Some(p), Some(t)) => 4 + int(p) + int(t),
-                (Some(n), None) | (None, Some(n)) => 3 + int(n),
+                (Some(p), Some(t)) => 4 + int_width(p) + int_width(t),
+                (Some(n), None) | (None, Some(n)) => 3 + int_width(n),
                 (None, None) => 0,
             }
         }
-        Cell::Irq(_, nr, name) => int(*nr) + name.as_deref().map_or(0, |n| 3 + chars(n)),
+        Cell::Irq(_, nr, name) => int_width(*nr) + name.as_deref().map_or(0, |n| 3 + chars(n)),
         _ => return None,
     })
+}
+
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The width of `v` as [`push_int`] writes it.
+#[inline]
+pub(crate) fn int_width(v: i64) -> usize {
+    usize::from(v < 0) + digits(v.unsigned_abs())
+}
+
+/// The width of `ns` as [`push_seconds`] writes it.
+#[inline]
+pub(crate) fn seconds_width(ns: i64) -> usize {
+    usize::from(ns < 0) + digits((ns / 1_000_000_000).unsigned_abs()) + 10
+}
+
+/// The width of `ns` as [`push_micros`] writes it (`None` from 2^50 ns:
+/// written as a double).
+#[inline]
+pub(crate) fn micros_width(ns: i64) -> Option<usize> {
+    let a = ns.unsigned_abs();
+    (a < 1 << 50).then(|| usize::from(ns < 0) + digits(a / 1000) + 4)
+}
+
+/// Appends a time range as `[begin, end]`, in seconds.
+fn push_time_range(out: &mut String, b: i64, e: i64) {
+    out.push('[');
+    push_seconds(out, b);
+    out.push_str(", ");
+    push_seconds(out, e);
+    out.push(']');
 }
 
 /// Appends the decimal digits of `v`, at least `width` of them (zeros
