@@ -153,7 +153,7 @@ if missing:
 
 print()
 n = events(big)
-print(f"events/s on {big} ({n} events; median of {runs} runs)")
+print(f"events/s on {big} ({n} events; median of {runs} interleaved runs)")
 print(f"{'command':<28} {'seconds':>8} {'events/s':>12} {'CPU s':>8} {'events/CPU s':>13}")
 rows = [("check", ["check", big]), ("check -j1", ["check", "-j1", big])]
 # As users run them: on a machine with two CPUs or more, a trace this
@@ -161,8 +161,15 @@ rows = [("check", ["check", big]), ("check -j1", ["check", "-j1", big])]
 # the README); then on one thread (-j1).
 rows += [(c, [c, *ANALYSES[c][1], big]) for c in cmds]
 rows += [(f"{c} -j1", [c, "-j1", *ANALYSES[c][1], big]) for c in cmds]
-for name, args in rows:
-    m, c = med([timed([reef, *args]) for _ in range(runs)])
+# Interleaved (each round runs every command once): this VM has phases
+# of tens of seconds in which a run takes up to twice its CPU time, and
+# one phase would otherwise fall on a few commands' runs alone.
+times = {name: [] for name, _ in rows}
+for _ in range(runs):
+    for name, args in rows:
+        times[name].append(timed([reef, *args]))
+for name, _ in rows:
+    m, c = med(times[name])
     print(f"{name:<28} {m:>7.3f}s {n / m / 1e6:>10.1f} M {c:>7.3f}s {n / c / 1e6:>11.1f} M",
           flush=True)
 print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
