@@ -21,7 +21,8 @@
 #
 # Then the events/s of `reef check` and of every analysis on a synthetic
 # trace of BIG_EVENTS events (default 10,000,000; BIG_TRACE=DIR reuses a
-# trace made by gen-kernel-trace.py instead). ONLY=cputop,irqstats times
+# trace made by gen-kernel-trace.py instead), RUNS rounds of every command
+# once (medians). ONLY=cputop,irqstats times
 # only those commands.
 #
 # Needs python3-babeltrace (Debian) and PyPI for lttnganalyses==0.6.1; the
