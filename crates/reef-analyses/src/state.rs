@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::event::{Event, IoArgs, IoCall, Kind, Text};
+use crate::event::{Event, IoArgs, IoCall, IoIn, Kind, Text};
 
 /// A thread as the model knows it.
 #[derive(Debug, Clone, Default)]
@@ -947,8 +947,17 @@ impl State {
                     if let Some(pid) = *ctx_pid {
                         self.set_pid(tid, pid);
                     }
-                    if let Some(args) = io {
-                        self.io_entry((tid, i), name, args, ts, l);
+                    match io {
+                        Some(IoIn::Args(args)) => self.io_entry((tid, i), name, args, ts, l),
+                        Some(IoIn::Fd(call, fd)) => {
+                            let args = IoArgs {
+                                call: *call,
+                                fd: *fd,
+                                ..IoArgs::default()
+                            };
+                            self.io_entry((tid, i), name, &args, ts, l)
+                        }
+                        None => {}
                     }
                 }
             }
