@@ -260,8 +260,8 @@ pub enum IoIn<'a> {
     /// A call that the model reads for its descriptor alone (read, write,
     /// close, sync, socket and those it builds no request for), held in
     /// the event: made on the decoding thread, a box would be read from
-    /// memory only that CPU's cache holds (that read was a third of the
-    /// model's time on I/O entries).
+    /// memory only that CPU's cache holds (that first read was 65 % of
+    /// `State::io_entry`'s samples on a 10 M-event trace).
     Fd(IoCall, Option<i64>),
     /// The others (open, dup, fcntl, connect).
     Args(Box<IoArgs<'a>>),
