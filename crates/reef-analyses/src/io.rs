@@ -695,10 +695,11 @@ impl Io {
             (paths, width)
         };
         // The widths of the other columns, over the requests of `range`.
+        let thread_widths: Vec<usize> = threads.iter().map(|t| lami::chars(t)).collect();
         let widths_in = |range: std::ops::Range<usize>| {
             let mut widths = [0; 8];
             for (i, r) in &self.requests[range] {
-                let row = row_widths(self, &threads[*i], r);
+                let row = row_widths(self, thread_widths[*i], r);
                 for (w, n) in widths.iter_mut().zip(row) {
                     *w = (*w).max(n);
                 }
@@ -916,9 +917,9 @@ impl Log<'_> {
 }
 
 /// The widths of the texts of [`Io::request_row`]'s cells of request `r`
-/// of a thread whose cell's text is `thread`, but the file's ([`FILE`]:
-/// 0; the files are found apart).
-fn row_widths(io: &Io, thread: &str, r: &Request) -> [usize; 8] {
+/// of a thread whose cell's text is `thread` characters wide, but the
+/// file's ([`FILE`]: 0; the files are found apart).
+fn row_widths(io: &Io, thread: usize, r: &Request) -> [usize; 8] {
     let int = |v: Option<i64>| v.map_or(1, lami::int_width);
     let duration = r.end - r.begin;
     [
@@ -928,7 +929,7 @@ fn row_widths(io: &Io, thread: &str, r: &Request) -> [usize; 8] {
             .unwrap_or_else(|| lami::text_width(&lami::duration(duration), &mut String::new())),
         lami::chars(&r.name),
         int(r.size),
-        lami::chars(thread),
+        thread,
         0,
         int(r.fd),
     ]

@@ -297,7 +297,7 @@ impl RowText<'_> {
     pub fn int_or_none(&mut self, v: Option<i64>) {
         match v {
             Some(v) => self.put(Some(int_width(v)), |l| push_int(l, v)),
-            None => self.put(Some(1), |l| l.push('-')),
+            None => self.cell(&Cell::Null),
         }
     }
 
