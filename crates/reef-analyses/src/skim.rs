@@ -459,7 +459,7 @@ const DEPTH: usize = 8;
 /// decoding thread also makes the events of the batches it decodes as
 /// long as it keeps ahead of the merge, so that the model's thread does
 /// little but the model. Measured on a 10 M-event kernel trace (2-core
-/// VM, session 47), it takes 15-31 % off the wall-clock time of the
+/// VM), it takes 15-31 % off the wall-clock time of the
 /// analyses and costs 16-50 % more CPU time.
 pub fn pipelined(workers: Option<usize>, bytes: u64) -> bool {
     match workers {

@@ -1,4 +1,4 @@
-//! Damaged traces (issue 21): stream files cut at random offsets, metadata
+//! Damaged traces: stream files cut at random offsets, metadata
 //! files cut at random offsets, of a real LTTng kernel trace
 //! (`../shared/conformance/kernel-traces/bug446190`, four stream files)
 //! and of a libreef trace recorded here (`tests/periods/pattern.c`, three
