@@ -158,10 +158,14 @@ def raw_client(port, read_delay=0.0, chunk=1 << 16, max_seconds=60):
     return bytes(data)
 
 
+RAN = []
+
+
 def test(fn):
     name = fn.__name__
     if ARGS.only and not any(o in name for o in ARGS.only):
         return
+    RAN.append(name)
     t0 = time.monotonic()
     try:
         info = fn()
@@ -687,6 +691,9 @@ def main():
               config_struct_enables_listening, directory_sink_with_a_client,
               cut_capture_keeps_what_came_before]:
         test(t)
+    if not RAN:
+        print("live tests: no test matches %s" % " ".join(ARGS.only))
+        sys.exit(1)
     if FAILURES:
         print("live tests: %d failed: %s" % (len(FAILURES), ", ".join(FAILURES)))
         sys.exit(1)

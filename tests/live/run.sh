@@ -2,13 +2,15 @@
 # tests/live/run.sh — end-to-end tests of live streaming: libreef's
 # REEF_LISTEN and `reef listen` (see check.py for the list).
 #
-# Assumes `cargo build --release` has run and babeltrace2 is installed.
+# The binary under test is $REEF_BIN (default: target/release/reef);
+# babeltrace2 comes from scripts/install-deps.sh. With arguments, only the
+# tests whose name contains one of them run.
 #
 #   tests/live/run.sh [TEST-NAME-SUBSTRING...]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-REEF=${REEF:-$ROOT/target/release/reef}
+REEF=${REEF_BIN:-$ROOT/target/release/reef}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-live-tests.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 

@@ -806,7 +806,7 @@ fn libreef_trace() -> PathBuf {
         let st = Command::new("bash")
             .arg(root().join("tests/periods/record.sh"))
             .arg(&dir)
-            .arg(env!("CARGO_BIN_EXE_reef"))
+            .env("REEF_BIN", env!("CARGO_BIN_EXE_reef"))
             .arg("600")
             .status()
             .expect("bash");

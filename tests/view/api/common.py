@@ -6,7 +6,6 @@ import json
 import os
 import select
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -180,6 +179,5 @@ def row_key(row):
 
 
 def reef_binary():
-    if len(sys.argv) > 1:
-        return os.path.abspath(sys.argv[1])
-    return os.path.join(REPO, "target", "release", "reef")
+    """The binary under test: $REEF_BIN, default target/release/reef."""
+    return os.path.abspath(os.environ.get("REEF_BIN") or os.path.join(REPO, "target", "release", "reef"))

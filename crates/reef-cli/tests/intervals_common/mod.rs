@@ -44,7 +44,7 @@ pub fn pattern() -> &'static (PathBuf, Value) {
         let st = Command::new("bash")
             .arg(root().join("tests/periods/record.sh"))
             .arg(&dir)
-            .arg(env!("CARGO_BIN_EXE_reef"))
+            .env("REEF_BIN", env!("CARGO_BIN_EXE_reef"))
             .status()
             .expect("bash");
         assert!(st.success(), "tests/periods/record.sh failed");
