@@ -2,9 +2,10 @@
 # Check that every event payload of a trace recorded by record.sh is exactly
 # what tests/lttng/app traced (as modelled by expected_payload.py).
 #
-# Usage: tests/lttng/check-payload.sh [--reef REEF_BINARY] OUTDIR [ITERATIONS]
+# Usage: tests/lttng/check-payload.sh [--reef] OUTDIR [ITERATIONS]
 #
-# Reads the trace with `babeltrace2 OUTDIR` (or `REEF_BINARY print OUTDIR`),
+# Reads the trace with `babeltrace2 OUTDIR` (with --reef: `$REEF_BIN print
+# OUTDIR`, $REEF_BIN defaulting to target/release/reef),
 # strips the timestamp, delta, hostname, stream packet context and event
 # context of each line, sorts the lines and compares them with
 # `expected_payload.py ITERATIONS` (ITERATIONS must be the one given to
@@ -16,12 +17,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 reader=(babeltrace2)
 if [ "${1:-}" = --reef ]; then
-	[ $# -ge 2 ] || { echo "usage: $0 [--reef REEF_BINARY] OUTDIR [ITERATIONS]" >&2; exit 2; }
-	reader=("$2" print)
-	shift 2
+	reader=("${REEF_BIN:-$HERE/../../target/release/reef}" print)
+	shift
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: $0 [--reef REEF_BINARY] OUTDIR [ITERATIONS]" >&2
+	echo "usage: $0 [--reef] OUTDIR [ITERATIONS]" >&2
 	exit 2
 fi
 OUTDIR=$1

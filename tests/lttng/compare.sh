@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Compare `reef print` with babeltrace2 on a trace, for several option sets.
 #
-# Usage: tests/lttng/compare.sh REEF_BINARY OUTDIR [-- OPTION...]
+# Usage: tests/lttng/compare.sh OUTDIR [-- OPTION...]
 #
 # For each option set, runs (with TZ=UTC)
 #     babeltrace2 OPTIONS OUTDIR
-#     REEF_BINARY print OPTIONS OUTDIR
+#     $REEF_BIN print OPTIONS OUTDIR
+# ($REEF_BIN: the binary under test, default target/release/reef)
 # and requires the same standard output (byte for byte) and the same exit
 # status. A difference in standard error is reported but is not a failure.
 # With `-- OPTION...`, only that one option set is compared.
@@ -18,13 +19,13 @@ set -u
 set -o pipefail
 
 usage() {
-	echo "usage: $0 REEF_BINARY OUTDIR [-- OPTION...]" >&2
+	echo "usage: $0 OUTDIR [-- OPTION...]" >&2
 	exit 2
 }
-[ $# -ge 2 ] || usage
-REEF=$1
-OUTDIR=$2
-shift 2
+[ $# -ge 1 ] || usage
+REEF=${REEF_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target/release/reef}
+OUTDIR=$1
+shift
 
 OPTION_SETS=(
 	""
@@ -40,7 +41,7 @@ if [ $# -gt 0 ]; then
 fi
 
 command -v babeltrace2 >/dev/null 2>&1 || {
-	echo "compare.sh: babeltrace2 is not installed (apt-get install babeltrace2)" >&2
+	echo "compare.sh: babeltrace2 is not installed (bash scripts/install-deps.sh)" >&2
 	exit 1
 }
 case $REEF in
@@ -49,7 +50,7 @@ case $REEF in
 esac
 [ -x "$REEF" ] && [ -f "$REEF" ] || {
 	echo "compare.sh: reef binary '$REEF' does not exist or is not executable" \
-		"(build it first, e.g. cargo build --release)" >&2
+		"(set REEF_BIN, or build it: cargo build --release)" >&2
 	exit 1
 }
 [ -d "$OUTDIR" ] || {

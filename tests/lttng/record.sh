@@ -17,7 +17,8 @@
 #
 # Needs: lttng-tools, liblttng-ust-dev, a C compiler and make (Debian:
 # apt-get install lttng-tools liblttng-ust-dev build-essential), and
-# babeltrace2 for the final sanity check (skipped with a warning if absent).
+# babeltrace2 for the final sanity check (scripts/install-deps.sh installs
+# them all).
 #
 # Bounded in time: the work has a 40 s deadline, and cleanup (destroying the
 # session, stopping a daemon this script started) at most ~20 s more.
@@ -53,7 +54,7 @@ SUBBUF_SIZE=${REEF_LTTNG_SUBBUF_SIZE:-4096}
 
 # --- prerequisites ---------------------------------------------------------
 missing=()
-for tool in lttng lttng-sessiond make cc timeout; do
+for tool in lttng lttng-sessiond make cc timeout babeltrace2; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -212,23 +213,18 @@ $(cd "$OUTDIR" && find . | sed 's/^/    /')
 TRACE_DIR=$(dirname "$metadata")
 
 expected=$((NTHREADS * (1 + EVENTS_PER_ITER * ITERATIONS) + 3))
-if command -v babeltrace2 >/dev/null 2>&1; then
-	timeout -k 3 30 babeltrace2 "$OUTDIR" >"$WORK/bt.out" 2>"$WORK/bt.err"
-	bt_rc=$?
-	if [ $bt_rc -ne 0 ]; then
-		sed 's/^/    | /' "$WORK/bt.err" | head -n 20 >&2
-		die "babeltrace2 cannot read the recorded trace (exit status $bt_rc)"
-	fi
-	got=$(grep -c ' reef_test:' "$WORK/bt.out")
-	if [ -s "$WORK/bt.err" ]; then
-		sed 's/^/    | /' "$WORK/bt.err" | head -n 20 >&2
-		die "babeltrace2 wrote to stderr (discarded events?)"
-	fi
-	[ "$got" -eq "$expected" ] ||
-		die "expected $expected reef_test events, babeltrace2 shows $got"
-	note "ok: $got events in $TRACE_DIR"
-else
-	note "warning: babeltrace2 not installed; trace not checked (expected $expected events)"
-	note "ok: trace in $TRACE_DIR"
+timeout -k 3 30 babeltrace2 "$OUTDIR" >"$WORK/bt.out" 2>"$WORK/bt.err"
+bt_rc=$?
+if [ $bt_rc -ne 0 ]; then
+	sed 's/^/    | /' "$WORK/bt.err" | head -n 20 >&2
+	die "babeltrace2 cannot read the recorded trace (exit status $bt_rc)"
 fi
+got=$(grep -c ' reef_test:' "$WORK/bt.out")
+if [ -s "$WORK/bt.err" ]; then
+	sed 's/^/    | /' "$WORK/bt.err" | head -n 20 >&2
+	die "babeltrace2 wrote to stderr (discarded events?)"
+fi
+[ "$got" -eq "$expected" ] ||
+	die "expected $expected reef_test events, babeltrace2 shows $got"
+note "ok: $got events in $TRACE_DIR"
 echo "$TRACE_DIR"

@@ -6,7 +6,11 @@
 // on their row (kernel IRQs: the row of the CPU their key names); the
 // tooltip, the button that hides arrows, a click in the list.
 //
-//   node tests/view/e2e-activities.mjs    (from the repository; builds nothing)
+//   node tests/view/e2e-activities.mjs [SUITE-NAME-SUBSTRING...]   (from the repository; builds nothing)
+//
+// The binary under test is $REEF_BIN (default: target/release/reef). The
+// suites: demo, kernel; with arguments, only those whose name contains one
+// of them run.
 //
 // Needs what tests/view/e2e.mjs needs. One line per check; exit status 0
 // only if every check passed. Screenshots: tests/view/screenshots/.

@@ -6,14 +6,18 @@
 // the six analyses, and over a selected range for the three that have a
 // reference for one.
 //
-//   node tests/view/e2e-analyses.mjs    (from the repository; builds nothing)
+//   node tests/view/e2e-analyses.mjs [SUITE-NAME-SUBSTRING...]   (from the repository; builds nothing)
+//
+// The binary under test is $REEF_BIN (default: target/release/reef). The
+// suites: kernelTrace bug446190, kernelTrace uneven-streams, demoTrace;
+// with arguments, only those whose name contains one of them run.
 //
 // Needs what tests/view/e2e.mjs needs. One line per check; exit status 0
 // only if every check passed. Screenshots: tests/view/screenshots/.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, assert, assertEq, bt2Events, check, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
+import { ROOT, assert, assertEq, bt2Events, check, named, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
 
 const TRACES = '../shared/conformance/kernel-traces';
 const REFS = join(ROOT, 'tests/analyses/references');
@@ -396,4 +400,8 @@ async function demoTrace(browser) {
   }
 }
 
-await runSuites((b) => kernelTrace(b, 'bug446190'), (b) => kernelTrace(b, 'uneven-streams'), demoTrace);
+await runSuites(
+  named('kernelTrace bug446190', (b) => kernelTrace(b, 'bug446190')),
+  named('kernelTrace uneven-streams', (b) => kernelTrace(b, 'uneven-streams')),
+  demoTrace,
+);

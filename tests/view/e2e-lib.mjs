@@ -242,11 +242,34 @@ export function exists(path) {
   return existsSync(path);
 }
 
-/** Runs each suite with one browser, reports an exception that escapes one as a failed check, exits 0 only if every check passed. */
+/**
+ * Runs each suite with one browser, reports an exception that escapes one
+ * as a failed check, exits 0 only if every check passed. The suites run are
+ * those whose name (the function's name) contains one of the command line's
+ * arguments, all of them without arguments; none matching is a failure.
+ */
 export async function runSuites(...suites) {
+  return runSelected(process.argv.slice(2), suites);
+}
+
+/** Names a suite (for the filter of runSuites). */
+export function named(name, suite) {
+  Object.defineProperty(suite, 'name', { value: name });
+  return suite;
+}
+
+/** runSuites with the filters given (for a script whose arguments are not filters). */
+export async function runSelected(filters, suites) {
+  const chosen = suites.filter((s) => filters.length === 0 || filters.some((f) => s.name.includes(f)));
+  if (chosen.length === 0) {
+    await check(`a suite matches ${filters.join(' ')} (suites: ${suites.map((s) => s.name).join(', ')})`, () => {
+      throw new Error('none');
+    });
+    process.exit(1);
+  }
   const browser = await launchBrowser();
   try {
-    for (const suite of suites) await suite(browser);
+    for (const suite of chosen) await suite(browser);
   } catch (e) {
     await check('the test ran to its end', () => {
       throw e;

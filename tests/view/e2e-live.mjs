@@ -7,7 +7,11 @@
 // resumes; the latency from the trace call to the mark on screen is
 // measured (printed, not asserted: bench figures, not a test's).
 //
-//   node tests/view/e2e-live.mjs    (from the repository; builds the traced program)
+//   node tests/view/e2e-live.mjs [SUITE-NAME-SUBSTRING...]   (from the repository; builds the traced program)
+//
+// The binary under test is $REEF_BIN (default: target/release/reef). The
+// suites: liveSuite, reconnectSuite; with arguments, only those whose name
+// contains one of them run.
 //
 // Needs what tests/view/e2e.mjs needs, and cc. One line per check; exit
 // status 0 only if every check passed. Screenshots: tests/view/screenshots/.
@@ -17,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
+import { ENV, REEF, ROOT, assert, assertEq, bt2Events, check, named, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
 
 const WORK = mkdtempSync(join(tmpdir(), 'reef-view-live-'));
 process.on('exit', () => rmSync(WORK, { recursive: true, force: true }));
@@ -269,6 +273,6 @@ async function reconnectSuite(browser, exe) {
 
 const exe = buildProgram();
 await runSuites(
-  (b) => liveSuite(b, exe),
-  (b) => reconnectSuite(b, exe),
+  named('liveSuite', (b) => liveSuite(b, exe)),
+  named('reconnectSuite', (b) => reconnectSuite(b, exe)),
 );

@@ -18,7 +18,7 @@
 // passed. Screenshots: tests/view/screenshots/lttng-live-*.png.
 
 import { writeFileSync } from 'node:fs';
-import { assert, assertEq, check, runSuites, settle, shot } from './e2e-lib.mjs';
+import { assert, assertEq, check, runSelected, settle, shot } from './e2e-lib.mjs';
 
 const [url, readyFile, expectedArg] = process.argv.slice(2);
 if (!url || !readyFile || !expectedArg) {
@@ -104,4 +104,4 @@ async function suite(browser) {
   await check('no error in the page', async () => assertEq(errors.join('\n'), '', 'errors'));
 }
 
-await runSuites(suite);
+await runSelected([], [suite]);

@@ -16,7 +16,11 @@
 //   makes a frame fill the width.
 // - The entry/exit trace: main, a, b, c with widths from function time.
 //
-//   node tests/view/e2e-profile.mjs    (from the repository; records the traces)
+//   node tests/view/e2e-profile.mjs [SUITE-NAME-SUBSTRING...]   (from the repository; records the traces)
+//
+// The binary under test is $REEF_BIN (default: target/release/reef). The
+// suites: sampled, calls; with arguments, only those whose name contains
+// one of them run.
 //
 // Needs what tests/view/e2e.mjs needs and a C compiler. One line per
 // check; exit status 0 only if every check passed. Screenshots:
@@ -29,7 +33,10 @@ import { join } from 'node:path';
 import { REEF, ROOT, assert, assertEq, check, openPage, runSuites, settle, shot, startServer } from './e2e-lib.mjs';
 
 const WORK = mkdtempSync(join(tmpdir(), 'reef-e2e-profile-'));
-execFileSync('bash', [join(ROOT, 'tests/view/profile/record.sh'), REEF, WORK, '2'], { stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync('bash', [join(ROOT, 'tests/view/profile/record.sh'), WORK, '2'], {
+  env: { ...process.env, REEF_BIN: REEF },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const SAMPLED = join(WORK, 'sampled');
 const CALLS = join(WORK, 'calls');
 

@@ -1,12 +1,18 @@
 // End-to-end tests of `reef view`'s page in headless Chromium, against
 // babeltrace2's text read independently by the test.
 //
-//   node tests/view/e2e.mjs            (from the repository; builds nothing)
+//   node tests/view/e2e.mjs [SUITE-NAME-SUBSTRING...]   (from the repository; builds nothing)
 //
-// Needs: target/release/reef (or REEF_BIN) built with web/dist, chromium
-// (/usr/bin/chromium), babeltrace2, web/node_modules (npm ci in web/), and
-// examples/build/trace (bash scripts/demo.sh). One line per check; exit
-// status 0 only if every check passed. Screenshots: tests/view/screenshots/.
+// The binary under test is $REEF_BIN (default: target/release/reef). The
+// suites: kernelTrace, unevenTrace, coarseIndex, demoTrace, brokenTrace;
+// with arguments, only those whose name contains one of them run.
+//
+// Needs: $REEF_BIN built with web/dist, chromium (/usr/bin/chromium),
+// babeltrace2 (scripts/install-deps.sh), web/node_modules
+// (scripts/build-web.sh), and examples/build/trace (bash scripts/demo.sh).
+// One line per check; exit status 0 only if every check passed.
+// Screenshots: tests/view/screenshots/, and docs/view.png (the README's
+// picture: the kernel trace with a CPU bar's tooltip).
 
 import { chmodSync, closeSync, cpSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -203,6 +209,12 @@ async function kernelTrace(browser) {
       );
     }
     await shot(page, 'kernel-bar-tooltip');
+    await check(`${tag}: the README's picture is saved (docs/view.png)`, async () => {
+      const path = join(ROOT, 'docs/view.png');
+      await page.screenshot({ path });
+      assert(statSync(path).size > 10000, `${path}: ${statSync(path).size} bytes`);
+      return path;
+    });
 
     const marks = spread(isolatedEvents(evs, 3000), 4);
     for (const ev of marks) {

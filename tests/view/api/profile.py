@@ -98,7 +98,8 @@ def main():
     reef = reef_binary()
     rep = Report("profile: ")
     work = tempfile.mkdtemp(prefix="reef-view-profile-")
-    subprocess.run(["bash", os.path.join(REPO, "tests/view/profile/record.sh"), reef, work, "3"], check=True,
+    subprocess.run(["bash", os.path.join(REPO, "tests/view/profile/record.sh"), work, "3"], check=True,
+                   env=dict(os.environ, REEF_BIN=reef),
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sampled = os.path.join(work, "sampled")
     calls = os.path.join(work, "calls")
