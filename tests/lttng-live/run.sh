@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # reef reading LTTng sessions live from lttng-relayd, against babeltrace2.
 #
-# Usage: tests/lttng-live/run.sh [REEF]   (default: target/release/reef)
+# Usage: tests/lttng-live/run.sh [TEST-NAME-SUBSTRING...]
+#
+# The binary under test is $REEF_BIN (default: target/release/reef). The
+# tests, named as below: list (1), print (2), stats (3), view (6),
+# relay-killed (4), fake-relay (5); with arguments, only those whose name
+# contains one of them run.
 #
 # Starts lttng-relayd on free ports and a session daemon in a temporary
 # HOME / LTTNG_HOME, records tests/lttng/app (slowed down: it emits its
@@ -35,8 +40,8 @@
 #  6. `reef view net://...` following a live session (before 4): while
 #     the program runs, the events its /api counts grow, classes enabled
 #     mid-session (the metadata grows) are seen live, and the page (in
-#     headless Chromium, tests/view/e2e-lttng-live.mjs, when node and
-#     playwright-core are there) shows them arriving; once the session
+#     headless Chromium, tests/view/e2e-lttng-live.mjs) shows them
+#     arriving; once the session
 #     ended, its events per name and per stream equal babeltrace2's on
 #     the relay's copy of the session (view_api.py). In 4, a view of
 #     another session says the relay is gone (live.state failed) and
@@ -49,9 +54,24 @@ set -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-REEF=${1:-$ROOT/target/release/reef}
+REEF=${REEF_BIN:-$ROOT/target/release/reef}
 [ -x "$REEF" ] || {
-	echo "lttng-live: no reef binary at $REEF (cargo build --release -p reef-cli)" >&2
+	echo "lttng-live: no reef binary at $REEF (set REEF_BIN, or cargo build --release -p reef-cli)" >&2
+	exit 1
+}
+FILTERS=("$@")
+want() { # NAME: whether the test NAME is selected
+	local f
+	[ ${#FILTERS[@]} -eq 0 ] && return 0
+	for f in "${FILTERS[@]}"; do
+		case "$1" in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+selected=0
+for t in list print stats view relay-killed fake-relay; do want "$t" && selected=$((selected + 1)); done
+[ "$selected" -gt 0 ] || {
+	echo "lttng-live: no test matches: $*" >&2
 	exit 1
 }
 
@@ -69,6 +89,13 @@ die() {
 for t in lttng lttng-sessiond lttng-relayd babeltrace2 make cc python3 timeout; do
 	command -v "$t" >/dev/null 2>&1 || die "missing $t (scripts/install-deps.sh installs lttng-tools, liblttng-ust-dev, babeltrace2)"
 done
+# The page in headless Chromium (view, relay-killed): installed when missing.
+if want view || want relay-killed; then
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || bash "$ROOT/scripts/install-deps.sh"
+	[ -d "$ROOT/web/node_modules/playwright-core" ] || bash "$ROOT/scripts/build-web.sh"
+	command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ] ||
+		die "node, web/node_modules/playwright-core and chromium are needed (scripts/install-deps.sh, scripts/build-web.sh)"
+fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-lttng-live.XXXXXX") || die "mktemp"
 export HOME=$WORK/home LTTNG_HOME=$WORK/home
@@ -169,114 +196,122 @@ disk_copy() { # NAME: the relay's copy of the session on disk
 
 A=reefA-$$
 B=reefB-$$
-new_session "$A"
-new_session "$B"
+if want list || want print; then
+	new_session "$A"
+	new_session "$B"
+fi
 
 # --- 1. the list of sessions ------------------------------------------------
-timeout 10 babeltrace2 -i lttng-live "$RELAY" >"$WORK/list.bt" 2>&1
-timeout 10 "$REEF" print -i lttng-live "$RELAY" >"$WORK/list.reef" 2>&1
-if [ -s "$WORK/list.bt" ] && cmp -s "$WORK/list.bt" "$WORK/list.reef"; then
-	note "ok: session list as babeltrace2 ($(wc -l <"$WORK/list.reef") lines)"
-else
-	bad "session list differs from babeltrace2's"
-	diff "$WORK/list.bt" "$WORK/list.reef" >&2
+if want list; then
+	timeout 10 babeltrace2 -i lttng-live "$RELAY" >"$WORK/list.bt" 2>&1
+	timeout 10 "$REEF" print -i lttng-live "$RELAY" >"$WORK/list.reef" 2>&1
+	if [ -s "$WORK/list.bt" ] && cmp -s "$WORK/list.bt" "$WORK/list.reef"; then
+		note "ok: session list as babeltrace2 ($(wc -l <"$WORK/list.reef") lines)"
+	else
+		bad "session list differs from babeltrace2's"
+		diff "$WORK/list.bt" "$WORK/list.reef" >&2
+	fi
 fi
 
 # --- 2. live printing: reef on A, babeltrace2 on B ----------------------------
-UA=$(url_of "$A")
-UB=$(url_of "$B")
-[ -n "$UA" ] && [ -n "$UB" ] || die "sessions not listed by babeltrace2: $(cat "$WORK/list.bt")"
-timeout 120 "$REEF" print --session-not-found-action=end "$UA" >"$WORK/a.reef" 2>"$WORK/a.reef.err" &
-READ_REEF=$!
-BG+=("$READ_REEF")
-timeout 120 babeltrace2 -i lttng-live "$UB" --params=session-not-found-action=end \
-	>"$WORK/b.bt" 2>"$WORK/b.bt.err" &
-READ_BT=$!
-BG+=("$READ_BT")
-wait_attached "$A" || bad "reef did not attach to $A"
-wait_attached "$B" || bad "babeltrace2 did not attach to $B"
-run_app 40000 # 60 iterations x 40 ms: about 2.4 s
-sleep 1.5
-mid=$(events "$WORK/a.reef")
-if kill -0 "$APP_PID" 2>/dev/null && [ "$mid" -gt 0 ]; then
-	note "ok: $mid events printed while the program runs"
-else
-	bad "no event printed while the program ran ($mid events; program running: $(kill -0 "$APP_PID" 2>/dev/null && echo yes || echo no))"
-fi
-wait "$APP_PID"
-for _ in $(seq 50); do
-	[ "$(events "$WORK/a.reef")" -ge "$EXPECTED" ] && break
-	sleep 0.1
-done
-after=$(events "$WORK/a.reef")
-if [ "$after" -eq "$EXPECTED" ]; then
-	note "ok: all $after events printed once the program ended, before the session ends"
-else
-	bad "$after events printed after the program ended, expected $EXPECTED"
-fi
-end_session "$A"
-end_session "$B"
-wait "$READ_REEF"
-rc_reef=$?
-wait "$READ_BT"
-rc_bt=$?
-[ "$rc_reef" = 0 ] || bad "reef print exited with $rc_reef: $(cat "$WORK/a.reef.err")"
-[ "$rc_bt" = 0 ] || bad "babeltrace2 exited with $rc_bt: $(cat "$WORK/b.bt.err")"
-[ -s "$WORK/a.reef.err" ] && bad "reef wrote to stderr: $(head -n 5 "$WORK/a.reef.err")"
-DA=$(disk_copy "$A")
-DB=$(disk_copy "$B")
-timeout 60 babeltrace2 "$DA" >"$WORK/a.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DA"
-timeout 60 babeltrace2 "$DB" >"$WORK/b.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DB"
-na=$(events "$WORK/a.reef")
-nb=$(events "$WORK/b.bt")
-note "reef live (A): $na events, $(wc -l <"$WORK/a.reef") lines; babeltrace2 live (B): $nb events, $(wc -l <"$WORK/b.bt") lines; expected $EXPECTED"
-[ "$na" -eq "$EXPECTED" ] || bad "reef printed $na events of A, expected $EXPECTED"
-[ "$nb" -eq "$EXPECTED" ] || bad "babeltrace2 printed $nb events of B, expected $EXPECTED"
-if cmp -s "$WORK/a.reef" "$WORK/a.disk.bt"; then
-	note "ok: reef live (A) = babeltrace2 on the relay's copy of A, byte for byte"
-else
-	bad "reef live (A) differs from babeltrace2 on the relay's copy of A"
-	diff "$WORK/a.disk.bt" "$WORK/a.reef" | head -n 10 >&2
-fi
-if cmp -s "$WORK/b.bt" "$WORK/b.disk.bt"; then
-	note "ok: babeltrace2 live (B) = babeltrace2 on the relay's copy of B, byte for byte"
-else
-	bad "babeltrace2 live (B) differs from babeltrace2 on the relay's copy of B"
-	diff "$WORK/b.disk.bt" "$WORK/b.bt" | head -n 10 >&2
-fi
-if diff <(strip_time "$WORK/a.reef" | sort) <(strip_time "$WORK/b.bt" | sort) >"$WORK/ab.diff"; then
-	note "ok: reef live (A) and babeltrace2 live (B): the same $na event lines but for their timestamps (and so their order)"
-else
-	bad "reef live (A) and babeltrace2 live (B) differ beyond timestamps"
-	head -n 10 "$WORK/ab.diff" >&2
+if want print; then
+	UA=$(url_of "$A")
+	UB=$(url_of "$B")
+	[ -n "$UA" ] && [ -n "$UB" ] || die "sessions not listed by babeltrace2: $(cat "$WORK/list.bt")"
+	timeout 120 "$REEF" print --session-not-found-action=end "$UA" >"$WORK/a.reef" 2>"$WORK/a.reef.err" &
+	READ_REEF=$!
+	BG+=("$READ_REEF")
+	timeout 120 babeltrace2 -i lttng-live "$UB" --params=session-not-found-action=end \
+		>"$WORK/b.bt" 2>"$WORK/b.bt.err" &
+	READ_BT=$!
+	BG+=("$READ_BT")
+	wait_attached "$A" || bad "reef did not attach to $A"
+	wait_attached "$B" || bad "babeltrace2 did not attach to $B"
+	run_app 40000 # 60 iterations x 40 ms: about 2.4 s
+	sleep 1.5
+	mid=$(events "$WORK/a.reef")
+	if kill -0 "$APP_PID" 2>/dev/null && [ "$mid" -gt 0 ]; then
+		note "ok: $mid events printed while the program runs"
+	else
+		bad "no event printed while the program ran ($mid events; program running: $(kill -0 "$APP_PID" 2>/dev/null && echo yes || echo no))"
+	fi
+	wait "$APP_PID"
+	for _ in $(seq 50); do
+		[ "$(events "$WORK/a.reef")" -ge "$EXPECTED" ] && break
+		sleep 0.1
+	done
+	after=$(events "$WORK/a.reef")
+	if [ "$after" -eq "$EXPECTED" ]; then
+		note "ok: all $after events printed once the program ended, before the session ends"
+	else
+		bad "$after events printed after the program ended, expected $EXPECTED"
+	fi
+	end_session "$A"
+	end_session "$B"
+	wait "$READ_REEF"
+	rc_reef=$?
+	wait "$READ_BT"
+	rc_bt=$?
+	[ "$rc_reef" = 0 ] || bad "reef print exited with $rc_reef: $(cat "$WORK/a.reef.err")"
+	[ "$rc_bt" = 0 ] || bad "babeltrace2 exited with $rc_bt: $(cat "$WORK/b.bt.err")"
+	[ -s "$WORK/a.reef.err" ] && bad "reef wrote to stderr: $(head -n 5 "$WORK/a.reef.err")"
+	DA=$(disk_copy "$A")
+	DB=$(disk_copy "$B")
+	timeout 60 babeltrace2 "$DA" >"$WORK/a.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DA"
+	timeout 60 babeltrace2 "$DB" >"$WORK/b.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DB"
+	na=$(events "$WORK/a.reef")
+	nb=$(events "$WORK/b.bt")
+	note "reef live (A): $na events, $(wc -l <"$WORK/a.reef") lines; babeltrace2 live (B): $nb events, $(wc -l <"$WORK/b.bt") lines; expected $EXPECTED"
+	[ "$na" -eq "$EXPECTED" ] || bad "reef printed $na events of A, expected $EXPECTED"
+	[ "$nb" -eq "$EXPECTED" ] || bad "babeltrace2 printed $nb events of B, expected $EXPECTED"
+	if cmp -s "$WORK/a.reef" "$WORK/a.disk.bt"; then
+		note "ok: reef live (A) = babeltrace2 on the relay's copy of A, byte for byte"
+	else
+		bad "reef live (A) differs from babeltrace2 on the relay's copy of A"
+		diff "$WORK/a.disk.bt" "$WORK/a.reef" | head -n 10 >&2
+	fi
+	if cmp -s "$WORK/b.bt" "$WORK/b.disk.bt"; then
+		note "ok: babeltrace2 live (B) = babeltrace2 on the relay's copy of B, byte for byte"
+	else
+		bad "babeltrace2 live (B) differs from babeltrace2 on the relay's copy of B"
+		diff "$WORK/b.disk.bt" "$WORK/b.bt" | head -n 10 >&2
+	fi
+	if diff <(strip_time "$WORK/a.reef" | sort) <(strip_time "$WORK/b.bt" | sort) >"$WORK/ab.diff"; then
+		note "ok: reef live (A) and babeltrace2 live (B): the same $na event lines but for their timestamps (and so their order)"
+	else
+		bad "reef live (A) and babeltrace2 live (B) differ beyond timestamps"
+		head -n 10 "$WORK/ab.diff" >&2
+	fi
 fi
 
 # --- 3. another reading command on a live session ------------------------------
-C=reefC-$$
-new_session "$C"
-UC=$(url_of "$C")
-timeout 120 "$REEF" stats --json --session-not-found-action=end "$UC" >"$WORK/c.stats" 2>"$WORK/c.err" &
-READ_REEF=$!
-BG+=("$READ_REEF")
-wait_attached "$C" || bad "reef stats did not attach to $C"
-run_app 10000
-wait "$APP_PID"
-sleep 0.5
-end_session "$C"
-wait "$READ_REEF" || bad "reef stats on a live session failed: $(cat "$WORK/c.err")"
-n=$(python3 -c '
+if want stats; then
+	C=reefC-$$
+	new_session "$C"
+	UC=$(url_of "$C")
+	timeout 120 "$REEF" stats --json --session-not-found-action=end "$UC" >"$WORK/c.stats" 2>"$WORK/c.err" &
+	READ_REEF=$!
+	BG+=("$READ_REEF")
+	wait_attached "$C" || bad "reef stats did not attach to $C"
+	run_app 10000
+	wait "$APP_PID"
+	sleep 0.5
+	end_session "$C"
+	wait "$READ_REEF" || bad "reef stats on a live session failed: $(cat "$WORK/c.err")"
+	n=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["traces"] if "traces" in d else [d]
 print(sum(x.get("events", 0) for x in t))' "$WORK/c.stats" 2>/dev/null)
-if [ "$n" = "$EXPECTED" ]; then
-	note "ok: reef stats on a live session: $n events"
-else
-	bad "reef stats on a live session counted '$n' events, expected $EXPECTED"
-	head -c 600 "$WORK/c.stats" >&2
+	if [ "$n" = "$EXPECTED" ]; then
+		note "ok: reef stats on a live session: $n events"
+	else
+		bad "reef stats on a live session counted '$n' events, expected $EXPECTED"
+		head -c 600 "$WORK/c.stats" >&2
+	fi
 fi
 
-# --- 6. reef view following a live session ------------------------------------
+# reef view on a live session (6 and 4)
 start_view() { # URL OUT: starts reef view on the session, sets VIEW_PID
 	rm -f "$WORK/view.url"
 	VIEW_URL=
@@ -293,50 +328,47 @@ view_url() { # sets VIEW_URL once reef view serves (it has the metadata)
 	done
 	return 1
 }
-E=reefE-$$
-new_session "$E" 'reef_test:thread_start'
-UE=$(url_of "$E")
-# The session's UST trace (and its metadata) exists once a program
-# registers: the view, attached first, waits for it (--wait) before it
-# serves. A short first run of the program brings it, with only
-# `thread_start` enabled (3 events); the page opens; every event is
-# enabled, and the program runs again for a few seconds: its registration
-# grows the metadata with the other classes, which the view must pick up.
-E1=3
-start_view "$UE" "$WORK/view-e"
-wait_attached "$E" || bad "reef view did not attach to $E"
-run_app 40000 8
-if view_url; then
-	note "reef view on $UE: $VIEW_URL"
-	wait "$APP_PID"
-	E2E=
-	if command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+
+# --- 6. reef view following a live session ------------------------------------
+if want view; then
+	E=reefE-$$
+	new_session "$E" 'reef_test:thread_start'
+	UE=$(url_of "$E")
+	# The session's UST trace (and its metadata) exists once a program
+	# registers: the view, attached first, waits for it (--wait) before it
+	# serves. A short first run of the program brings it, with only
+	# `thread_start` enabled (3 events); the page opens; every event is
+	# enabled, and the program runs again for a few seconds: its registration
+	# grows the metadata with the other classes, which the view must pick up.
+	E1=3
+	start_view "$UE" "$WORK/view-e"
+	wait_attached "$E" || bad "reef view did not attach to $E"
+	run_app 40000 8
+	if view_url; then
+		note "reef view on $UE: $VIEW_URL"
+		wait "$APP_PID"
 		rm -f "$WORK/e2e.ready"
 		timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" \
 			"$((EXPECTED + E1))" >"$WORK/e2e.out" 2>&1 &
 		E2E=$!
 		BG+=("$E2E")
 		for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
-	else
-		note "skipped: the page in headless Chromium (node, web/node_modules/playwright-core or chromium missing)"
-	fi
-	timeout 10 lttng enable-event --session="$E" --userspace --channel=ch 'reef_test:*' >/dev/null ||
-		bad "could not enable the events of $E"
-	run_app 40000 # about 2.4 s
-	if msg=$(python3 "$HERE/view_api.py" grow "$VIEW_URL" "$((EXPECTED + E1))" "$APP_PID" "$WORK/rows.json"); then
-		note "ok: reef view: $msg"
-	else
-		bad "reef view: $msg"
-	fi
-	wait "$APP_PID"
-	sleep 0.5
-	end_session "$E"
-	if msg=$(python3 "$HERE/view_api.py" final "$VIEW_URL" "$(disk_copy "$E")" "$WORK/rows.json"); then
-		note "ok: reef view, session ended: $msg"
-	else
-		bad "reef view, session ended: $msg"
-	fi
-	if [ -n "$E2E" ]; then
+		timeout 10 lttng enable-event --session="$E" --userspace --channel=ch 'reef_test:*' >/dev/null ||
+			bad "could not enable the events of $E"
+		run_app 40000 # about 2.4 s
+		if msg=$(python3 "$HERE/view_api.py" grow "$VIEW_URL" "$((EXPECTED + E1))" "$APP_PID" "$WORK/rows.json"); then
+			note "ok: reef view: $msg"
+		else
+			bad "reef view: $msg"
+		fi
+		wait "$APP_PID"
+		sleep 0.5
+		end_session "$E"
+		if msg=$(python3 "$HERE/view_api.py" final "$VIEW_URL" "$(disk_copy "$E")" "$WORK/rows.json"); then
+			note "ok: reef view, session ended: $msg"
+		else
+			bad "reef view, session ended: $msg"
+		fi
 		if wait "$E2E"; then
 			note "ok: reef view in headless Chromium: $(grep -c '^ok' "$WORK/e2e.out") checks"
 		else
@@ -344,99 +376,103 @@ if view_url; then
 			cat "$WORK/e2e.out" >&2
 		fi
 		sed 's/^/   /' "$WORK/e2e.out" >&2
+		n=$(timeout 60 babeltrace2 "$WORK/view-e" 2>/dev/null | grep -c ' reef_test:')
+		[ "$n" = "$((EXPECTED + E1))" ] || bad "babeltrace2 reads $n events from the view's -o directory"
+		kill "$VIEW_PID" 2>/dev/null
+		wait "$VIEW_PID" 2>/dev/null
+		[ -d "$WORK/view-e" ] || bad "the view's -o directory was removed"
+	else
+		bad "reef view $UE did not start: $(head -n 3 "$WORK/view.err")"
+		end_session "$E"
 	fi
-	n=$(timeout 60 babeltrace2 "$WORK/view-e" 2>/dev/null | grep -c ' reef_test:')
-	[ "$n" = "$((EXPECTED + E1))" ] || bad "babeltrace2 reads $n events from the view's -o directory"
-	kill "$VIEW_PID" 2>/dev/null
-	wait "$VIEW_PID" 2>/dev/null
-	[ -d "$WORK/view-e" ] || bad "the view's -o directory was removed"
-else
-	bad "reef view $UE did not start: $(head -n 3 "$WORK/view.err")"
-	end_session "$E"
 fi
 
 # --- 4. the relay dies mid-session ---------------------------------------------
-D=reefD-$$
-new_session "$D"
-UD=$(url_of "$D")
-F=reefF-$$
-new_session "$F"
-UF=$(url_of "$F")
-timeout 60 "$REEF" print "$UD" >"$WORK/d.reef" 2>"$WORK/d.err" &
-READ_REEF=$!
-BG+=("$READ_REEF")
-wait_attached "$D" || bad "reef did not attach to $D"
-start_view "$UF" "$WORK/view-f"
-wait_attached "$F" || bad "reef view did not attach to $F"
-run_app 50000 200 # 10 s of events
-view_url || bad "reef view $UF did not start: $(head -n 3 "$WORK/view.err")"
-E2E=
-if [ -n "$VIEW_URL" ] && command -v node >/dev/null 2>&1 && [ -d "$ROOT/web/node_modules/playwright-core" ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
-	rm -f "$WORK/e2e.ready"
-	timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" failed >"$WORK/e2e.out" 2>&1 &
-	E2E=$!
-	BG+=("$E2E")
-	for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
-fi
-sleep 1.5
-{
-	kill -9 "$RELAY_PID"
-	wait "$RELAY_PID"
-} 2>/dev/null
-RELAY_PID=
-t0=$SECONDS
-wait "$READ_REEF"
-rc=$?
-took=$((SECONDS - t0))
-before=$(events "$WORK/d.reef")
-if [ "$rc" = 1 ] && grep -q "^reef: error: net://127.0.0.1:$LIVE: " "$WORK/d.err" && [ "$took" -le 15 ] && [ "$before" -gt 0 ]; then
-	note "ok: relay killed: exit 1 after ${took} s, $before events printed before: $(head -n 1 "$WORK/d.err")"
-else
-	bad "relay killed: exit status $rc after ${took} s (124: a hang), $before events, stderr: $(head -n 3 "$WORK/d.err")"
-fi
-if [ -n "$VIEW_URL" ]; then
-	if msg=$(python3 "$HERE/view_api.py" failed "$VIEW_URL"); then
-		note "ok: reef view, relay killed: $msg"
-	else
-		bad "reef view, relay killed: $msg"
+if want relay-killed; then
+	D=reefD-$$
+	new_session "$D"
+	UD=$(url_of "$D")
+	F=reefF-$$
+	new_session "$F"
+	UF=$(url_of "$F")
+	timeout 60 "$REEF" print "$UD" >"$WORK/d.reef" 2>"$WORK/d.err" &
+	READ_REEF=$!
+	BG+=("$READ_REEF")
+	wait_attached "$D" || bad "reef did not attach to $D"
+	start_view "$UF" "$WORK/view-f"
+	wait_attached "$F" || bad "reef view did not attach to $F"
+	run_app 50000 200 # 10 s of events
+	view_url || bad "reef view $UF did not start: $(head -n 3 "$WORK/view.err")"
+	E2E=
+	if [ -n "$VIEW_URL" ]; then
+		rm -f "$WORK/e2e.ready"
+		timeout 200 node "$ROOT/tests/view/e2e-lttng-live.mjs" "$VIEW_URL" "$WORK/e2e.ready" failed >"$WORK/e2e.out" 2>&1 &
+		E2E=$!
+		BG+=("$E2E")
+		for _ in $(seq 300); do [ -s "$WORK/e2e.ready" ] && break; sleep 0.1; done
 	fi
-	if [ -n "$E2E" ]; then
-		if wait "$E2E"; then
-			note "ok: reef view in headless Chromium, relay killed: $(grep -c '^ok' "$WORK/e2e.out") checks"
-		else
-			bad "reef view in headless Chromium, relay killed:"
-		fi
-		sed 's/^/   /' "$WORK/e2e.out" >&2
-	fi
-	kill -0 "$VIEW_PID" 2>/dev/null || bad "reef view exited when the relay was killed: $(head -n 3 "$WORK/view.err")"
-	grep -q panicked "$WORK/view.err" && bad "reef view panicked: $(head -n 3 "$WORK/view.err")"
-	kill "$VIEW_PID" 2>/dev/null
-	wait "$VIEW_PID" 2>/dev/null
-fi
-kill "$APP_PID" 2>/dev/null
-wait "$APP_PID" 2>/dev/null
-
-# --- 5. a fake relay that misbehaves ---------------------------------------------
-for mode in garbage-connect truncated-list bad-attach bad-index-status truncated-index \
-	huge-metadata bad-packet-len garbage-packet close-mid-packet hang; do
-	rm -f "$WORK/port"
-	python3 "$HERE/fake_relay.py" "$mode" "$WORK/port" &
-	FAKE=$!
-	BG+=("$FAKE")
-	for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+	sleep 1.5
+	{
+		kill -9 "$RELAY_PID"
+		wait "$RELAY_PID"
+	} 2>/dev/null
+	RELAY_PID=
 	t0=$SECONDS
-	timeout 30 "$REEF" print --session-not-found-action=fail \
-		"net://127.0.0.1:$(cat "$WORK/port")/host/fakehost/fake" >"$WORK/f.out" 2>"$WORK/f.err"
+	wait "$READ_REEF"
 	rc=$?
 	took=$((SECONDS - t0))
-	kill "$FAKE" 2>/dev/null
-	wait "$FAKE" 2>/dev/null
-	if [ "$rc" = 1 ] && grep -q "^reef: error: " "$WORK/f.err" && ! grep -q panicked "$WORK/f.err"; then
-		note "ok: fake relay, $mode: exit 1 after ${took} s: $(head -n 1 "$WORK/f.err")"
+	before=$(events "$WORK/d.reef")
+	if [ "$rc" = 1 ] && grep -q "^reef: error: net://127.0.0.1:$LIVE: " "$WORK/d.err" && [ "$took" -le 15 ] && [ "$before" -gt 0 ]; then
+		note "ok: relay killed: exit 1 after ${took} s, $before events printed before: $(head -n 1 "$WORK/d.err")"
 	else
-		bad "fake relay, $mode: exit status $rc after ${took} s (124: a hang), stderr: $(head -n 3 "$WORK/f.err")"
+		bad "relay killed: exit status $rc after ${took} s (124: a hang), $before events, stderr: $(head -n 3 "$WORK/d.err")"
 	fi
-done
+	if [ -n "$VIEW_URL" ]; then
+		if msg=$(python3 "$HERE/view_api.py" failed "$VIEW_URL"); then
+			note "ok: reef view, relay killed: $msg"
+		else
+			bad "reef view, relay killed: $msg"
+		fi
+		if [ -n "$E2E" ]; then
+			if wait "$E2E"; then
+				note "ok: reef view in headless Chromium, relay killed: $(grep -c '^ok' "$WORK/e2e.out") checks"
+			else
+				bad "reef view in headless Chromium, relay killed:"
+			fi
+			sed 's/^/   /' "$WORK/e2e.out" >&2
+		fi
+		kill -0 "$VIEW_PID" 2>/dev/null || bad "reef view exited when the relay was killed: $(head -n 3 "$WORK/view.err")"
+		grep -q panicked "$WORK/view.err" && bad "reef view panicked: $(head -n 3 "$WORK/view.err")"
+		kill "$VIEW_PID" 2>/dev/null
+		wait "$VIEW_PID" 2>/dev/null
+	fi
+	kill "$APP_PID" 2>/dev/null
+	wait "$APP_PID" 2>/dev/null
+fi
+
+# --- 5. a fake relay that misbehaves ---------------------------------------------
+if want fake-relay; then
+	for mode in garbage-connect truncated-list bad-attach bad-index-status truncated-index \
+		huge-metadata bad-packet-len garbage-packet close-mid-packet hang; do
+		rm -f "$WORK/port"
+		python3 "$HERE/fake_relay.py" "$mode" "$WORK/port" &
+		FAKE=$!
+		BG+=("$FAKE")
+		for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+		t0=$SECONDS
+		timeout 30 "$REEF" print --session-not-found-action=fail \
+			"net://127.0.0.1:$(cat "$WORK/port")/host/fakehost/fake" >"$WORK/f.out" 2>"$WORK/f.err"
+		rc=$?
+		took=$((SECONDS - t0))
+		kill "$FAKE" 2>/dev/null
+		wait "$FAKE" 2>/dev/null
+		if [ "$rc" = 1 ] && grep -q "^reef: error: " "$WORK/f.err" && ! grep -q panicked "$WORK/f.err"; then
+			note "ok: fake relay, $mode: exit 1 after ${took} s: $(head -n 1 "$WORK/f.err")"
+		else
+			bad "fake relay, $mode: exit status $rc after ${took} s (124: a hang), stderr: $(head -n 3 "$WORK/f.err")"
+		fi
+	done
+fi
 
 [ "$fail" = 0 ] && note "all ok"
 exit "$fail"
