@@ -31,8 +31,13 @@ protobuf package against perfetto_trace.proto (compiled by protoc):
 Activities (`--activity-begin/--end/--key`, IRQs of the kernel traces) in
 the Perfetto and Chrome outputs: the slices are `reef activities`' log.
 
-Usage: check.py REEF (run from the repository root; needs bt2, duckdb,
-pyarrow and polars: scripts/test.sh makes a venv with them).
+Usage: check.py [TEST-NAME-SUBSTRING...] (run from the repository root;
+needs bt2, duckdb, pyarrow and polars: run.sh makes a venv with them).
+
+The binary under test is $REEF_BIN (default: target/release/reef). A test
+is a trace, named by its path under ../shared/conformance; with
+arguments, only the traces whose name contains one of them are checked
+(exit status 3 when none is).
 """
 
 import decimal
@@ -50,7 +55,8 @@ import duckdb
 import polars as pl
 import pyarrow.dataset as pads
 
-REEF = os.path.abspath(sys.argv[1])
+REEF = os.path.abspath(os.environ.get("REEF_BIN") or "target/release/reef")
+FILTERS = sys.argv[1:]
 SHARED = "../shared/conformance"
 KERNEL = ["kernel-traces/bug446190", "kernel-traces/uneven-streams"]
 SUCCEED = sorted(
@@ -658,8 +664,12 @@ def check_activities(trace, tmp):
 
 
 def main():
+    traces = [t for t in KERNEL + SUCCEED if not FILTERS or any(f in t for f in FILTERS)]
+    if not traces:
+        print(f"export: no trace matches {' '.join(FILTERS)}")
+        sys.exit(3)
     with tempfile.TemporaryDirectory() as tmp:
-        for trace in KERNEL + SUCCEED:
+        for trace in traces:
             syscall_rows.clear()
             check_parquet(trace, tmp)
             check_chrome(trace, tmp, dict(syscall_rows) if trace in KERNEL else None)
@@ -671,7 +681,7 @@ def main():
     if skipped:
         print(f"bt2 (2.0.4) cannot read {len(skipped)} trace(s), values not compared: {' '.join(skipped)}")
     print(f"{cells} field values compared with bt2")
-    print(f"export: {checks - fails} passed, {fails} failed ({len(KERNEL + SUCCEED)} traces)")
+    print(f"export: {checks - fails} passed, {fails} failed ({len(traces)} traces)")
     sys.exit(1 if fails else 0)
 
 

@@ -11,7 +11,8 @@ Spark SQL query gives each host's five threads with the most CPU time
 host's trace, with the same usage (CPU time over the trace's span, to
 1e-9).
 
-Usage: spark.py REEF (from the repository root, in the venv of run.sh).
+Usage: spark.py (from the repository root, in the venv of run.sh; the
+binary under test is $REEF_BIN, default target/release/reef).
 """
 
 import json
@@ -21,7 +22,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-REEF = os.path.abspath(sys.argv[1])
+REEF = os.path.abspath(os.environ.get("REEF_BIN") or "target/release/reef")
 HOSTS = 20
 EVENTS = 20000
 

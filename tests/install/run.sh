@@ -18,8 +18,25 @@
 #
 # Needs cmake, pkg-config, man-db, babeltrace2 (scripts/install-deps.sh),
 # cargo and a C compiler. The reef binary is built with cargo if needed
-# (scripts/test.sh has built it already).
+# (scripts/test.sh has built it already), in $CARGO_TARGET_DIR when set:
+# the binary under test is the installed one, built from this tree.
+#
+#   tests/install/run.sh [TEST-NAME-SUBSTRING...]
+#
+# The tests after the installed files, symbols, man pages and completions
+# (always checked) are "examples/cmake", "examples/make", "dlopen" and
+# "cmake --install"; with arguments, only those whose name contains one of
+# them run.
 set -euo pipefail
+FILTERS=("$@")
+want() {
+	local f
+	[ ${#FILTERS[@]} -eq 0 ] && return 0
+	for f in "${FILTERS[@]}"; do
+		case "$1" in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-install-tests.XXXXXX")
@@ -162,6 +179,7 @@ traced() {
 needs_libreef_so() { readelf -d "$1" | grep -q 'NEEDED.*\[libreef\.so\.1\]'; }
 no_libreef_so() { ! readelf -d "$1" | grep -q 'NEEDED.*libreef'; }
 
+if want "examples/cmake"; then
 echo "== examples/cmake: find_package(reef), reef_add_schema"
 for link in shared static; do
 	b=$WORK/build-cmake-$link
@@ -201,6 +219,9 @@ if [ -x "$b/jobs" ]; then
 	traced cmake-regenerated "$b/jobs"
 fi
 
+fi # examples/cmake
+
+if want "examples/make" || want dlopen; then
 echo "== examples/make: pkg-config"
 for link in shared static; do
 	b=$WORK/build-make-$link
@@ -226,6 +247,9 @@ if [ -x "$b/sensor" ]; then
 		bash -c 'make -C "$1" BUILD="$2" 2>&1 | grep -q " gen sensor.reef"' _ "$WORK/make" "$b"
 fi
 
+fi # examples/make
+
+if want dlopen; then
 echo "== dlopen: a plugin that traces, loaded after start"
 cat >"$WORK/plugin.c" <<'EOF'
 #include "sensor.h"
@@ -261,8 +285,13 @@ else
 	fail "dlopen: building the plugin"
 fi
 
+fi # dlopen
+
+if want "cmake --install"; then
 echo "== cmake --install: the same tree"
-if cmake -S "$ROOT" -B "$WORK/build-top" -DREEF_BUILD_WEB=OFF >"$WORK/top.log" 2>&1 &&
+# (cargo's target directory: the one this run uses, not CMake's default.)
+if cmake -S "$ROOT" -B "$WORK/build-top" -DREEF_BUILD_WEB=OFF \
+	-DREEF_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" >"$WORK/top.log" 2>&1 &&
 	cmake --build "$WORK/build-top" >>"$WORK/top.log" 2>&1 &&
 	DESTDIR="$WORK/stage-cmake" cmake --install "$WORK/build-top" >>"$WORK/top.log" 2>&1; then
 	(cd "$STAGE" && find . | sort) >"$WORK/tree-make.txt"
@@ -275,6 +304,7 @@ if cmake -S "$ROOT" -B "$WORK/build-top" -DREEF_BUILD_WEB=OFF >"$WORK/top.log" 2
 else
 	fail "cmake -S . && cmake --build && cmake --install"; tail -20 "$WORK/top.log"
 fi
+fi # cmake --install
 
 make -s -C "$ROOT" uninstall DESTDIR="$STAGE" >"$WORK/uninstall.log" 2>&1 || cat "$WORK/uninstall.log"
 check "make uninstall leaves no file" test -z "$(find "$STAGE" -type f -o -type l)"

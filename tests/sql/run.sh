@@ -2,11 +2,18 @@
 # reef sql checked against independent sources: `reef stats` counts,
 # `reef cputop`/`reef syscallstats` (LAMI), and DuckDB (PyPI, the same pin
 # as tests/export) running the same SQL over the same dataset. See check.py.
-# Usage: tests/sql/run.sh [REEF]   (reef-sql is looked for beside REEF and in
-# target/sql, where `cargo build --profile sql -p reef-sql` puts it; built when missing)
+#
+#   tests/sql/run.sh [TEST-NAME-SUBSTRING...]
+#
+# The binary under test is $REEF_BIN (default: target/release/reef); its
+# engine reef-sql is looked for beside it and in ../sql from it, where
+# `cargo build --profile sql -p reef-sql` puts it (in $CARGO_TARGET_DIR
+# when set), and built when missing. With arguments, only the tests whose
+# name contains one of them run (check.py lists the names).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-reef="${1:-$PWD/target/release/reef}"
+export REEF_BIN="${REEF_BIN:-$PWD/target/release/reef}"
+reef=$REEF_BIN
 if [ ! -x "$(dirname "$reef")/reef-sql" ] && [ ! -x "$(dirname "$reef")/../sql/reef-sql" ]; then
     cargo build --profile sql -q -p reef-sql
 fi
@@ -19,4 +26,4 @@ if ! "$venv/bin/python3" -c 'import duckdb' 2>/dev/null; then
         "$venv/bin/pip" install -q duckdb==2.0.1
     fi
 fi
-"$venv/bin/python3" tests/sql/check.py "$reef"
+"$venv/bin/python3" tests/sql/check.py "$@"
