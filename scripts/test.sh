@@ -1,104 +1,154 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (system packages, Rust
-# components; quiet when already there), checks formatting and lints, then
-# the Rust workspace (unit, doc, golden, conformance, robustness) and the
-# end-to-end tests that need LTTng and babeltrace2. CI runs exactly this.
-set -euo pipefail
+# components; quiet when already there), builds the page of `reef view`,
+# checks formatting and lints, builds, runs the Rust workspace's tests
+# (unit, doc, golden, conformance, robustness), then the end-to-end suites
+# listed below, each with REEF_BIN set to the binary built here. Prints a
+# table of each step's and suite's wall time and the total; exits non-zero
+# if any failed. CI runs exactly this (.ci/run).
+#
+#   bash scripts/test.sh                      everything
+#   bash scripts/test.sh tracer view-api      the install, web and build
+#                                             steps, then only the suites
+#                                             whose name contains one of
+#                                             the arguments
+#
+# The names that select: the suites (lttng, lttng-live, tracer, profile,
+# live, install, export, convert, sql, analyses, python, view-api,
+# view-e2e, view-activities, view-analyses, view-profile, view-live, docs)
+# and the steps fmt, clippy, doc and cargo-test, which run with no
+# argument or when named. A suite runs as `REEF_BIN=... bash SCRIPT`; its
+# own test-name filter is given to it directly (e.g. bash
+# tests/live/run.sh block_mode).
+#
+# Cargo's target directory is $CARGO_TARGET_DIR, by default
+# ~/.cache/reef/target: kept outside the clone, so that a new clone on the
+# same machine builds only the workspace's own crates, not its
+# dependencies (DataFusion alone is about 16 minutes on two cores).
+# ARCHITECTURE.md ("Test loop") gives the time of each step.
+set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/reef/target}
+mkdir -p "$CARGO_TARGET_DIR"
+CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
+export REEF_BIN=$CARGO_TARGET_DIR/release/reef
 
-bash scripts/install-deps.sh
+# name | script (relative to the repository) | how it is run
+SUITES=(
+    "lttng|tests/lttng/run.sh|bash"
+    "lttng-live|tests/lttng-live/run.sh|bash"
+    "tracer|tests/tracer/run.sh|bash"
+    "profile|tests/profile/run.sh|bash"
+    "live|tests/live/run.sh|bash"
+    "install|tests/install/run.sh|bash"
+    "export|tests/export/run.sh|bash"
+    "convert|tests/convert/run.sh|bash"
+    "sql|tests/sql/run.sh|bash"
+    "analyses|tests/analyses/check-cli.py|python3"
+    "python|python/tests/run.sh|bash"
+    "view-api|tests/view/api/run.sh|bash"
+    "view-e2e|tests/view/e2e.mjs|node"
+    "view-activities|tests/view/e2e-activities.mjs|node"
+    "view-analyses|tests/view/e2e-analyses.mjs|node"
+    "view-profile|tests/view/e2e-profile.mjs|node"
+    "view-live|tests/view/e2e-live.mjs|node"
+    "docs|tests/docs/run.sh|bash"
+)
+FILTERS=("$@")
+chosen() { # NAME: selected by the arguments (all when there are none)
+    local f
+    [ ${#FILTERS[@]} -eq 0 ] && return 0
+    for f in "${FILTERS[@]}"; do
+        case "$1" in *"$f"*) return 0 ;; esac
+    done
+    return 1
+}
+if [ ${#FILTERS[@]} -gt 0 ]; then
+    for f in "${FILTERS[@]}"; do
+        known=
+        for n in fmt clippy doc cargo-test "${SUITES[@]%%|*}"; do
+            case "$n" in *"$f"*) known=1 ;; esac
+        done
+        [ -n "$known" ] || { echo "test.sh: no suite or step is named like '$f'" >&2; exit 2; }
+    done
+fi
 
-echo "== web: npm ci, tsc --noEmit (strict), esbuild"
-bash scripts/build-web.sh
-(cd web && npm run --silent check)
-
-echo "== cargo fmt --check"
-cargo fmt --all -- --check
-echo "== cargo clippy"
-cargo clippy --workspace --all-targets --release -- -D warnings
-echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude reef-sql --no-deps --quiet
-
-# reef-sql (the engine of `reef sql`, DataFusion) builds in its own profile
-# (Cargo.toml, [profile.sql]); it has no unit tests: tests/sql checks it.
-cargo build --release --workspace --exclude reef-sql
-cargo test --release --workspace --exclude reef-sql
-cargo build --profile sql -p reef-sql
-reef="$PWD/target/release/reef"
+T0=$SECONDS
+ROWS=()
 fails=0
-if [ -x tests/lttng/record.sh ] || [ -f tests/lttng/record.sh ]; then
-    echo "== LTTng-UST trace: reef print vs babeltrace2"
-    out=$(mktemp -d)
-    if bash tests/lttng/record.sh "$out/trace" && bash tests/lttng/compare.sh "$reef" "$out/trace"; then
-        echo "lttng: ok"
+failed_names=()
+# step NAME COMMAND...: runs it, records its wall time and result.
+step() {
+    local name=$1 t=$SECONDS rc
+    shift
+    echo
+    echo "== $name: $*"
+    "$@"
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        ROWS+=("$name|$((SECONDS - t))|ok")
     else
-        echo "lttng: FAILED"; fails=$((fails + 1))
+        ROWS+=("$name|$((SECONDS - t))|FAILED ($rc)")
+        fails=$((fails + 1))
+        failed_names+=("$name")
     fi
-    rm -rf "$out"
+    return $rc
+}
+table() {
+    local r name secs result
+    echo
+    echo "== time per step and suite (wall clock, $(nproc) cores)"
+    printf '%-18s %9s  %s\n' "step/suite" "m:ss" "result"
+    for r in "${ROWS[@]}"; do
+        IFS='|' read -r name secs result <<<"$r"
+        printf '%-18s %6d:%02d  %s\n' "$name" $((secs / 60)) $((secs % 60)) "$result"
+    done
+    local total=$((SECONDS - T0))
+    printf '%-18s %6d:%02d\n' "total" $((total / 60)) $((total % 60))
+}
+fatal() {
+    table
+    echo "test.sh: $1 failed; nothing after it can run"
+    exit 1
+}
+
+step install bash scripts/install-deps.sh || fatal install
+web() { bash scripts/build-web.sh && (cd web && npm run --silent check); }
+step web web || fatal "the web build"
+if chosen fmt; then step fmt cargo fmt --all -- --check; fi
+# clippy, doc and the builds share one profile (release): the
+# dependencies' check metadata made for clippy serves cargo doc, and
+# cargo test reuses cargo build's artifacts.
+if chosen clippy; then step clippy cargo clippy --workspace --all-targets --release -- -D warnings; fi
+if chosen doc; then
+    doc() { RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --exclude reef-sql --no-deps --quiet; }
+    step doc doc
 fi
-if [ -f tests/lttng-live/run.sh ]; then
-    echo "== LTTng live (lttng-relayd): reef print net://... vs babeltrace2"
-    if bash tests/lttng-live/run.sh "$reef"; then echo "lttng-live: ok"; else echo "lttng-live: FAILED"; fails=$((fails + 1)); fi
+# reef-sql (the engine of `reef sql`, DataFusion) builds in its own profile
+# (Cargo.toml, [profile.sql]) into $CARGO_TARGET_DIR/sql, where `reef sql`
+# finds it beside release/reef; it has no unit tests: tests/sql checks it.
+step build cargo build --release --workspace --exclude reef-sql || fatal "cargo build"
+if chosen cargo-test; then step cargo-test cargo test --release --workspace --exclude reef-sql; fi
+if chosen sql; then step build-sql cargo build --profile sql -p reef-sql || fatal "the build of reef-sql"; fi
+
+for s in "${SUITES[@]}"; do
+    IFS='|' read -r name script how <<<"$s"
+    chosen "$name" || continue
+    if [ ! -f "$script" ]; then
+        echo
+        echo "== $name: $script is missing"
+        ROWS+=("$name|0|FAILED (missing $script)")
+        fails=$((fails + 1))
+        failed_names+=("$name")
+        continue
+    fi
+    step "$name" "$how" "$script"
+done
+
+table
+if [ "$fails" -ne 0 ]; then
+    echo "$fails failed: ${failed_names[*]}"
+    exit 1
 fi
-if [ -f tests/tracer/run.sh ]; then
-    echo "== libreef tracer tests"
-    if bash tests/tracer/run.sh; then echo "tracer: ok"; else echo "tracer: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/profile/run.sh ]; then
-    echo "== profiling: libreef sampling, function entry/exit, reef profile, LTTng-UST cyg-profile"
-    if bash tests/profile/run.sh; then echo "profile: ok"; else echo "profile: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/live/run.sh ]; then
-    echo "== live streaming tests (REEF_LISTEN, reef listen)"
-    if bash tests/live/run.sh; then echo "live: ok"; else echo "live: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/install/run.sh ]; then
-    echo "== install: make install / cmake --install into a DESTDIR, the examples built against it"
-    if bash tests/install/run.sh; then echo "install: ok"; else echo "install: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/export/run.sh ]; then
-    echo "== reef convert: Parquet read by DuckDB, pyarrow, polars; Chrome JSON; values vs bt2"
-    if bash tests/export/run.sh "$reef"; then echo "export: ok"; else echo "export: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/convert/run.sh ]; then
-    echo "== reef convert to CTF: windows, filters, a damaged input, vs babeltrace2"
-    if bash tests/convert/run.sh "$reef"; then echo "convert: ok"; else echo "convert: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/sql/run.sh ]; then
-    echo "== reef sql: vs reef stats, cputop, syscallstats and DuckDB; formats; errors"
-    if bash tests/sql/run.sh "$reef"; then echo "sql: ok"; else echo "sql: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/analyses/check-cli.py ]; then
-    echo "== kernel analyses (reef CLI, LAMI) vs lttng-analyses 0.6.1 references"
-    if python3 tests/analyses/check-cli.py "$reef"; then echo "analyses: ok"; else echo "analyses: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f python/tests/run.sh ]; then
-    echo "== Python package (import reef): vs bt2 (python3-bt2), the CLI's JSON/LAMI, scripts, Arrow"
-    if bash python/tests/run.sh "$reef"; then echo "python: ok"; else echo "python: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/api/run.sh ]; then
-    echo "== reef view: API vs babeltrace2, bad input"
-    if bash tests/view/api/run.sh "$reef"; then echo "view api: ok"; else echo "view api: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/e2e.mjs ]; then
-    echo "== reef view: the page in headless Chromium"
-    if REEF_BIN="$reef" node tests/view/e2e.mjs; then echo "view e2e: ok"; else echo "view e2e: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/e2e-activities.mjs ]; then
-    echo "== reef view: activities in headless Chromium vs reef activities --log and babeltrace2"
-    if REEF_BIN="$reef" node tests/view/e2e-activities.mjs; then echo "view activities e2e: ok"; else echo "view activities e2e: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/e2e-analyses.mjs ]; then
-    echo "== reef view: the Analyses tab in headless Chromium vs lttng-analyses 0.6.1 references"
-    if REEF_BIN="$reef" node tests/view/e2e-analyses.mjs; then echo "view analyses e2e: ok"; else echo "view analyses e2e: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/e2e-profile.mjs ]; then
-    echo "== reef view: sample lanes and the Profile tab in headless Chromium vs babeltrace2 and /api/profile"
-    if REEF_BIN="$reef" node tests/view/e2e-profile.mjs; then echo "view profile e2e: ok"; else echo "view profile e2e: FAILED"; fails=$((fails + 1)); fi
-fi
-if [ -f tests/view/e2e-live.mjs ]; then
-    echo "== reef view --live: a libreef program streaming, in headless Chromium, vs babeltrace2"
-    if REEF_BIN="$reef" node tests/view/e2e-live.mjs; then echo "view live e2e: ok"; else echo "view live e2e: FAILED"; fails=$((fails + 1)); fi
-fi
-[ "$fails" -eq 0 ] || { echo "$fails end-to-end suite(s) failed"; exit 1; }
 echo "all tests passed"

@@ -373,7 +373,6 @@ def part_c(rep, reef, label, damage, framing=False):
                 # Broken packet framing is found when the trace is opened
                 # (every packet header is checked then, by every reef
                 # command): no server, but a clear error and no panic.
-                # Reading up to such damage is issue 21's.
                 probs = []
                 if fname not in msg or ("byte %d" % off) not in msg or "expected" not in msg:
                     probs.append("error does not name the file, the offset and what was expected: %r" % msg)
