@@ -29,10 +29,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/reef/target}
-mkdir -p "$CARGO_TARGET_DIR"
-CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
-export REEF_BIN=$CARGO_TARGET_DIR/release/reef
 
 # name | script (relative to the repository) | how it is run
 SUITES=(
@@ -73,6 +69,11 @@ if [ ${#FILTERS[@]} -gt 0 ]; then
         [ -n "$known" ] || { echo "test.sh: no suite or step is named like '$f'" >&2; exit 2; }
     done
 fi
+
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/reef/target}
+mkdir -p "$CARGO_TARGET_DIR"
+CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
+export REEF_BIN=$CARGO_TARGET_DIR/release/reef
 
 T0=$SECONDS
 ROWS=()
