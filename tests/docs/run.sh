@@ -15,6 +15,7 @@
 # Each block runs in a fresh temporary directory holding:
 #   trace, examples/build/trace   the demo trace (examples/demo.c, recorded
 #                                 as scripts/demo.sh records it)
+#   examples/build/demo           the demo program
 #   kernel                        an LTTng kernel trace (../shared/conformance)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

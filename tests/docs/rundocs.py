@@ -11,7 +11,8 @@ status and the block's last lines of output.
 
 Fixtures in each block's directory: `trace` and `examples/build/trace`,
 copies of the demo trace (examples/demo.c recorded as scripts/demo.sh
-records it); `kernel`, an LTTng kernel trace of ../shared/conformance.
+records it); `examples/build/demo`, the demo program; `kernel`, an LTTng
+kernel trace of ../shared/conformance.
 
   rundocs.py --root ROOT [--docs FILE...] [--fixture DIR] [--no-selftest] [NAME...]
 
@@ -80,6 +81,7 @@ def run_block(name, fence_line, body, fixture, root, reef, scratch):
     shutil.copytree(trace, os.path.join(work, "trace"))
     os.makedirs(os.path.join(work, "examples", "build"))
     shutil.copytree(trace, os.path.join(work, "examples", "build", "trace"))
+    os.symlink(os.path.join(fixture, "build", "demo"), os.path.join(work, "examples", "build", "demo"))
     kernel = os.path.join(root, "..", "shared", "conformance", "kernel-traces", "bug446190")
     if os.path.isdir(kernel):
         os.symlink(os.path.abspath(kernel), os.path.join(work, "kernel"))
