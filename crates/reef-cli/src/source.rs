@@ -27,8 +27,8 @@ pub struct ReadOpts {
     #[arg(short = 'j', long, value_name = "N")]
     pub workers: Option<usize>,
     /// Keep only the events for which this expression is true, e.g.
-    /// `$evt.$name == "sched_*" && $evt.cpu_id == 1` (see the README's
-    /// "Filter expressions"). Discarded-events notices are kept.
+    /// `$evt.$name == "sched_*" && $evt.cpu_id == 1` (see docs/filter.md,
+    /// "The filter language"). Discarded-events notices are kept.
     #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
     pub filter: Option<String>,
     /// Keep only the events for which the Python file's `keep(event)` is

@@ -1,7 +1,7 @@
 //! `reef-sql`: SQL over the Parquet datasets of `reef convert --to
 //! parquet`, on DataFusion, embedded. `reef sql` runs it (after converting
 //! any trace it is given into a temporary dataset); it is its own binary
-//! so that building `reef` does not build a query engine (README, "SQL").
+//! so that building `reef` does not build a query engine (docs/export.md, "SQL").
 //!
 //! Tables, from every dataset directory given (their files together):
 //! each top-level directory of Parquet files (`events`, `sched_slices`,
