@@ -73,8 +73,8 @@ print(json.dumps(out))
 @pytest.mark.parametrize("trace", KERNEL, ids=lambda p: p.name)
 def test_kernel_fields_equal_bt2(system_python, trace):
     """LTTng kernel traces: every event equals bt2's, but where babeltrace2
-    2.0.4 (bt2 here) gives a stale string for an empty one (its known bug:
-    the README's note): there babeltrace 1.5 (Debian's python3-babeltrace)
+    2.0.4 (bt2 here) gives a stale string for an empty one (a known bug
+    of that version): there babeltrace 1.5 (Debian's python3-babeltrace)
     must read "" as reef does (3 events of bug446190, 1 of uneven-streams)."""
     expected = bt2_rows(system_python, trace)
     got = reef_rows(trace)
