@@ -65,12 +65,16 @@ def make_fixture(root, reef, base):
     """Record the demo trace as scripts/demo.sh does, into base/demo-trace."""
     build = os.path.join(base, "build")
     env = dict(os.environ)
-    subprocess.run(["make", "-s", "-C", os.path.join(root, "examples"), f"REEF={reef}", f"BUILD={build}"],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
     trace = os.path.join(base, "demo-trace")
-    shutil.rmtree(trace, ignore_errors=True)
-    env["REEF_OUTPUT"] = trace
-    subprocess.run([os.path.join(build, "demo")], check=True, env=env, stdout=subprocess.DEVNULL)
+    steps = [["make", "-s", "-C", os.path.join(root, "examples"), f"REEF={reef}", f"BUILD={build}"],
+             [os.path.join(build, "demo")]]
+    for cmd in steps:
+        if cmd[0] != "make":
+            env["REEF_OUTPUT"] = trace
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            raise SystemExit(f"docs: recording the demo trace failed: {' '.join(cmd)} "
+                             f"(exit status {p.returncode}):\n{p.stdout.decode('utf-8', 'replace')}")
     return base
 
 
@@ -112,8 +116,16 @@ def run_block(name, fence_line, body, fixture, root, reef, scratch):
     where, command = fence_line, " ".join(l.strip() for l in body if l.strip())
     if os.path.exists(failed):
         lineno, _, command = open(failed).read().rstrip("\n").partition("\t")
-        if lineno.isdigit() and int(lineno) >= 2:
-            where = fence_line + int(lineno) - 1
+        if lineno.isdigit() and 2 <= int(lineno) <= len(body) + 1:
+            # bash gives the first or the last line of a command continued
+            # with `\`: report the whole command, at its first line.
+            first = last = int(lineno) - 2
+            while first > 0 and body[first - 1].rstrip().endswith("\\"):
+                first -= 1
+            while last + 1 < len(body) and body[last].rstrip().endswith("\\"):
+                last += 1
+            command = " ".join(l.strip().rstrip("\\").strip() for l in body[first:last + 1])
+            where = fence_line + first + 1
     file = name.rsplit(":", 1)[0]
     status = f"timed out after {BLOCK_TIMEOUT} s" if rc is None else f"exit status {rc}"
     tail = "\n".join("    | " + l for l in out.rstrip("\n").split("\n")[-20:])
