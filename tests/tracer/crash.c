@@ -10,6 +10,11 @@
  *                                       libreef starts) that writes
  *                                       SIDE_DIR/handled and exits 42
  *   crash THREADS SIDE_DIR abort N      thread 0 calls abort() after event N
+ *   crash THREADS SIDE_DIR mapped N     as segv, each thread's n published
+ *                                       through a shared mapping of its
+ *                                       side file (a store per event, no
+ *                                       system call: the threads run as
+ *                                       fast as recording lets them)
  *
  * Thread i records c:STEP (thread = i, n = 0, 1, 2..., check = n * K ^ i),
  * and after each event writes its n to SIDE_DIR/thread_<i> (8 bytes at
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "crash.h"
@@ -55,16 +61,30 @@ static void *worker(void *arg)
 	unsigned i = (unsigned)(uintptr_t)arg;
 	char path[4200];
 	unsigned long long n;
-	int fd, fast = !strcmp(mode, "fast");
+	int fd, fast = !strcmp(mode, "fast"), mapped = !strcmp(mode, "mapped");
+	volatile unsigned long long *published = NULL;
 	snprintf(path, sizeof(path), "%s/thread_%u", side_dir, i);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	fd = open(path, (mapped ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC, 0666);
 	if (fd < 0) {
 		perror(path);
 		exit(2);
 	}
+	if (mapped) {
+		void *m;
+		/* Not published yet: all ones (the test reads -1). */
+		n = ~0ull;
+		if (pwrite(fd, &n, sizeof(n), 0) != sizeof(n) ||
+		    (m = mmap(NULL, sizeof(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+			perror(path);
+			exit(2);
+		}
+		published = m;
+	}
 	for (n = 0;; n++) {
 		reef_c_step(i, n, (n * K) ^ i);
-		if (!fast && pwrite(fd, &n, sizeof(n), 0) != sizeof(n)) {
+		if (mapped)
+			*published = n;
+		else if (!fast && pwrite(fd, &n, sizeof(n), 0) != sizeof(n)) {
 			perror("pwrite");
 			exit(2);
 		}
@@ -82,7 +102,7 @@ int main(int argc, char **argv)
 	unsigned threads, i;
 	pthread_t t[64];
 	if (argc < 4) {
-		fprintf(stderr, "usage: crash THREADS SIDE_DIR run|segv N|handler N|abort N\n");
+		fprintf(stderr, "usage: crash THREADS SIDE_DIR run|fast|segv N|mapped N|handler N|abort N\n");
 		return 2;
 	}
 	threads = (unsigned)atoi(argv[1]);

@@ -127,11 +127,19 @@ static void apply_subsystems(const char *spec)
 
 /* ---- states ------------------------------------------------------------ */
 
+/* A fatal signal: 0 none, 1 writing the trace, 2 written (the tracing
+ * threads are still held), 3 released (see on_fatal()). */
+enum { FATAL_NONE, FATAL_WRITING, FATAL_WRITTEN, FATAL_RELEASED };
+static int fatal_state;
+
 /* Derives the fast path's state bytes from `enabled` and the trigger. */
 static void publish_states(void)
 {
 	unsigned i;
 	uint32_t stop_sub = trig_stop == REEF_EVENT_NONE ? 256 : (trig_stop >> 8) & 255u;
+	int fatal = __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE);
+	if (fatal == FATAL_WRITING || fatal == FATAL_WRITTEN)
+		return; /* every event waits in reef__gate() (on_fatal()) */
 	for (i = 0; i < 256; i++) {
 		uint8_t v = REEF__OFF;
 		if (reef__st.enabled[i] && !reef__st.stop) {
@@ -237,12 +245,30 @@ static void remove_old_trace(const char *dir)
 }
 
 /* Fatal signals: write what is held, then the program's own handler or
- * the default action. */
+ * the default action.
+ *
+ * The other threads go on running while the handler writes, and until
+ * the process dies. An event one of them completes after recording was
+ * switched off would be lost without a trace (the program cannot tell),
+ * so instead of switching it off the handler holds them: every
+ * subsystem's state becomes ASK, and reef__gate() (or the slow path, for
+ * an event already past the state test) keeps a thread that comes there
+ * waiting in fatal_park(). The handler waits until every other tracing
+ * thread waits there (or 100 ms: a thread blocked elsewhere, in a system
+ * call, records nothing meanwhile), so the packets it writes are final:
+ * each thread's last event is either in them or was never completed.
+ * After the write the threads stay held until the process dies (the
+ * default action comes as soon as the handler returns) or for one second
+ * at most (the program's own handler may survive the signal); then
+ * recording is off for good. */
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 #define NFATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
 static struct sigaction fatal_old[NFATAL];
-static int fatal_state; /* 0, 1 writing, 2 written */
+static uint64_t fatal_release_ns; /* CLOCK_MONOTONIC: held threads go on */
 static __thread int fatal_here __attribute__((tls_model("initial-exec"))); /* no __tls_get_addr in a handler */
+
+#define FATAL_QUIESCE_MS 100
+#define FATAL_HOLD_MS 1000
 
 static void say(const char *a, const char *b, const char *c)
 {
@@ -252,10 +278,81 @@ static void say(const char *a, const char *b, const char *c)
 	}
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* A fatal signal is being handled, by another thread than this one. */
+static int fatal_elsewhere(void)
+{
+	int s = __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE);
+	return (s == FATAL_WRITING || s == FATAL_WRITTEN) && !fatal_here;
+}
+
+/* Holds the calling thread while a fatal signal is handled, and after
+ * until the process dies or FATAL_HOLD_MS have passed (see above); then
+ * recording is off. Async-signal-safe (a handler's event may come here). */
+static void fatal_park(void)
+{
+	struct reef_buf *b = (struct reef_buf *)reef__tls.buf;
+	int i;
+	if (b)
+		__atomic_store_n(&b->parked, 1, __ATOMIC_RELEASE);
+	/* 10 s at most in all, whatever happens to the handler. */
+	for (i = 0; i < 10000; i++) {
+		int s = __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE);
+		if (s == FATAL_RELEASED)
+			break;
+		if (s == FATAL_WRITTEN &&
+		    monotonic_ns() >= __atomic_load_n(&fatal_release_ns, __ATOMIC_ACQUIRE)) {
+			if (__atomic_compare_exchange_n(&fatal_state, &s, FATAL_RELEASED, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+			break;
+		}
+		sleep_ms(1);
+	}
+	if (i == 10000) {
+		__atomic_store_n(&fatal_state, FATAL_RELEASED, __ATOMIC_RELEASE);
+		memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+	}
+}
+
+/* Until every other registered thread is held in fatal_park() (or has
+ * exited), FATAL_QUIESCE_MS at most. */
+static void fatal_quiesce(void)
+{
+	int i;
+	for (i = 0; i < FATAL_QUIESCE_MS * 10; i++) {
+		struct reef_buf *b;
+		int busy = 0;
+		for (b = __atomic_load_n(&reef__st.buffers, __ATOMIC_ACQUIRE); b && !busy; b = b->next) {
+			struct reef__tls *t = __atomic_load_n(&b->tls, __ATOMIC_ACQUIRE);
+			busy = t && t != &reef__tls && !__atomic_load_n(&b->retired, __ATOMIC_ACQUIRE) &&
+			       !__atomic_load_n(&b->parked, __ATOMIC_ACQUIRE);
+		}
+		if (!busy)
+			return;
+		{
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
 	unsigned k;
-	int expect = 0, saved_errno = errno;
+	int expect = FATAL_NONE, saved_errno = errno;
 	(void)uctx;
 	for (k = 0; k < NFATAL && fatal_signals[k] != sig; k++) {
 	}
@@ -263,24 +360,29 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 		return;
 	if (!fatal_here && (int)getpid() == reef__st.pid) {
 		fatal_here = 1;
-		if (__atomic_compare_exchange_n(&fatal_state, &expect, 1, 0, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&fatal_state, &expect, FATAL_WRITING, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			int failed;
-			/* Nothing new is recorded, no packet is reused, the
-			 * consumer stops. */
-			memset(reef__shared.state, REEF__OFF, sizeof(reef__shared.state));
+			/* Every new event waits in reef__gate(), no packet is
+			 * opened or reused, the consumer stops. */
+			memset(reef__shared.state, REEF__ASK, sizeof(reef__shared.state));
 			__atomic_store_n(&reef__st.stop, 1, __ATOMIC_RELEASE);
+			fatal_quiesce();
 			failed = reef__emergency_write();
 			say("libreef: fatal signal: the trace so far is in ", reef__st.dir,
 			    failed ? " (some packets could not be written)\n" : "\n");
-			__atomic_store_n(&fatal_state, 2, __ATOMIC_RELEASE);
-		} else {
-			/* Another thread is writing: let it finish (10 s at most). */
+			__atomic_store_n(&fatal_release_ns, monotonic_ns() + FATAL_HOLD_MS * 1000000ull,
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&fatal_state, FATAL_WRITTEN, __ATOMIC_RELEASE);
+		} else if (expect == FATAL_WRITING) {
+			/* Another thread is writing: let it finish (10 s at most),
+			 * this thread counting as held meanwhile. */
+			struct reef_buf *b = (struct reef_buf *)reef__tls.buf;
 			int i;
-			for (i = 0; i < 10000 && __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE) != 2; i++) {
-				struct timespec ts = { 0, 1000000 };
-				nanosleep(&ts, NULL);
-			}
+			if (b)
+				__atomic_store_n(&b->parked, 1, __ATOMIC_RELEASE);
+			for (i = 0; i < 10000 && __atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE) == FATAL_WRITING; i++)
+				sleep_ms(1);
 		}
 	}
 	/* The program's handler (or the default action) takes over: a fault
@@ -525,6 +627,11 @@ int reef__gate(uint32_t event_id)
 	int ts;
 	if (REEF_UNLIKELY(reef__tls.dead))
 		return 0;
+	if (REEF_UNLIKELY(__atomic_load_n(&fatal_state, __ATOMIC_ACQUIRE) != FATAL_NONE)) {
+		if (fatal_elsewhere())
+			fatal_park();
+		return 0;
+	}
 	if (!__atomic_load_n(&reef__st.initialised, __ATOMIC_ACQUIRE)) {
 		pthread_once(&init_once, do_init);
 	}
@@ -750,6 +857,11 @@ static int open_packet(struct reef_buf *b)
 						    __ATOMIC_ACQUIRE);
 			continue;
 		}
+		if (mode == REEF_MODE_BLOCK && fatal_elsewhere()) {
+			/* Not dropped: the thread waits for the process's end. */
+			fatal_park();
+			return 0;
+		}
 		if (mode == REEF_MODE_BLOCK && !__atomic_load_n(&reef__st.stop, __ATOMIC_ACQUIRE)) {
 			struct timespec ts = { 0, 20000 };
 			reef__wake_consumer();
@@ -785,7 +897,10 @@ char *reef__reserve_slow(size_t size)
 	char *p;
 	if (t->nest != 1 || t->dead || reef__st.stop) {
 		/* Nested (a signal handler interrupted an event), or after the
-		 * thread's exit / a fork / shutdown. */
+		 * thread's exit / a fork / shutdown. An event past the state
+		 * test when a fatal signal came waits for the process's end. */
+		if (t->nest == 1 && !t->dead && fatal_elsewhere())
+			fatal_park();
 		if (!t->dead && !reef__st.stop)
 			discard_one(b);
 		t->nest--;

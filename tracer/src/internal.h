@@ -107,6 +107,7 @@ struct reef_buf {
 	/* Registry and consumer. */
 	_Alignas(REEF_CACHELINE) struct reef__tls *tls; /* NULL once retired */
 	int retired;               /* the thread has exited */
+	int parked;                /* held by a fatal signal (core.c, fatal_park) */
 	int fd;                    /* stream file, -1 until opened */
 	uint64_t reported_discarded; /* events_discarded of the last packet written */
 	int sample_fd;             /* profile.c: the thread's perf_event, 0: none */
