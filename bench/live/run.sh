@@ -4,10 +4,12 @@
 # with REEF_LISTEN unset, listening with no client, with a client that
 # never reads, and with `reef listen` reading; max RSS of each.
 #
-#   bash bench/live/run.sh            (BENCH_EVENTS=20000000 BENCH_REPS=5)
+#   bash bench/live/run.sh            (BENCH_EVENTS=20000000 BENCH_REPS=5;
+#                                      REEF_BIN: the reef binary, default
+#                                      target/release/reef)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-REEF=${REEF:-$ROOT/target/release/reef}
+REEF=${REEF_BIN:-$ROOT/target/release/reef}
 [ -x "$REEF" ] || (cd "$ROOT" && cargo build --release -q -p reef-cli)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-live-bench-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -778,7 +778,7 @@ struct reef_buf *reef__thread_buf(void)
 static void discard_one(struct reef_buf *b)
 {
 	if (b)
-		__atomic_fetch_add(&b->discarded, 1, __ATOMIC_RELAXED);
+		reef__count_discarded(b, 1);
 	else
 		__atomic_fetch_add(&reef__st.lost_unattributed, 1, __ATOMIC_RELAXED);
 }
@@ -889,8 +889,31 @@ static int open_packet(struct reef_buf *b)
 	return 1;
 }
 
-/* Entered with reef__tls.nest already incremented by reef__reserve(). */
+static char *reserve_slower(size_t size) __attribute__((noinline));
+
+/* Entered with reef__tls.nest already incremented by reef__reserve().
+ * Discard mode, no packet because the ring is full (the consumer is
+ * behind, or leaves the ring to fill when every live client lags): count
+ * the event and return, before anything else and without a stack frame.
+ * That is every event of such a thread, and it must cost no more than
+ * recording one (tracer/README.md, "Dropping costs less than
+ * recording"). Anything else goes on in reserve_slower(). */
 char *reef__reserve_slow(size_t size)
+{
+	struct reef__tls *t = &reef__tls;
+	struct reef_buf *b = (struct reef_buf *)t->buf;
+	if (REEF_LIKELY(b != NULL) && !b->cur && t->nest == 1 &&
+	    reef__st.cfg.mode == REEF_MODE_DISCARD &&
+	    b->head - __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) >= b->npackets &&
+	    !t->dead && !__atomic_load_n(&reef__st.stop, __ATOMIC_RELAXED)) {
+		reef__count_discarded(b, 1);
+		t->nest--;
+		return NULL;
+	}
+	return reserve_slower(size);
+}
+
+static char *reserve_slower(size_t size)
 {
 	struct reef__tls *t = &reef__tls;
 	struct reef_buf *b = (struct reef_buf *)t->buf;

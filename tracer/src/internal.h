@@ -101,7 +101,8 @@ struct reef_buf {
 	size_t map_len;
 
 	_Alignas(REEF_CACHELINE) uint64_t head;  /* packets closed (writer) */
-	uint64_t discarded;        /* events dropped (writer, and its signals) */
+	uint64_t discarded;        /* events dropped (writer, and its signals:
+	                            * reef__count_discarded) */
 	_Alignas(REEF_CACHELINE) uint64_t tail;  /* packets consumed */
 
 	/* Registry and consumer. */
@@ -202,6 +203,22 @@ void reef__net_after_fork(void) REEF_HIDDEN;
 static inline void reef__store64(char *p, uint64_t v) { memcpy(p, &v, 8); }
 static inline void reef__store32(char *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline uint64_t reef__load64(const char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* Adds `n` to the events `b` dropped. Called only by b's thread (and its
+ * signal handlers); other threads only read the count. On x86-64 one
+ * `add` to memory without the lock prefix: a signal handler on the same
+ * thread cannot split one instruction, and another CPU reading the aligned
+ * word sees the old or the new value. The locked add it replaces cost more
+ * than recording an event (tracer/README.md, "Live streaming"), and a
+ * thread at a full ring drops every event. */
+static inline void reef__count_discarded(struct reef_buf *b, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq %1, %0" : "+m"(b->discarded) : "er"(n));
+#else
+	__atomic_fetch_add(&b->discarded, n, __ATOMIC_RELAXED);
+#endif
+}
 
 /* Completes the context of a packet of `len` bytes whose header is at
  * `pkt`: its end time now, its sizes, the discarded count. content_size

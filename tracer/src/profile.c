@@ -401,7 +401,7 @@ static void drain_ring(int record)
 		} else if (record && h.type == PERF_RECORD_LOST) {
 			struct reef_buf *b = reef__tls.buf;
 			if (b && len >= sizeof(h) + 16)
-				__atomic_fetch_add(&b->discarded, ((uint64_t *)(dst + sizeof(h)))[1], __ATOMIC_RELAXED);
+				reef__count_discarded(b, ((uint64_t *)(dst + sizeof(h)))[1]);
 		}
 		tail += h.size;
 	}
