@@ -328,8 +328,9 @@ static void fatal_park(void)
 }
 
 /* Until every other registered thread is held in fatal_park() (or has
- * exited), FATAL_QUIESCE_MS at most. */
-static void fatal_quiesce(void)
+ * exited), FATAL_QUIESCE_MS at most. Called by reef__emergency_write()
+ * with the registry held (when it could take it): no buffer goes away. */
+void reef__fatal_quiesce(void)
 {
 	int i;
 	for (i = 0; i < FATAL_QUIESCE_MS * 10; i++) {
@@ -367,7 +368,6 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 			 * opened or reused, the consumer stops. */
 			memset(reef__shared.state, REEF__ASK, sizeof(reef__shared.state));
 			__atomic_store_n(&reef__st.stop, 1, __ATOMIC_RELEASE);
-			fatal_quiesce();
 			failed = reef__emergency_write();
 			say("libreef: fatal signal: the trace so far is in ", reef__st.dir,
 			    failed ? " (some packets could not be written)\n" : "\n");

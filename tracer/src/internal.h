@@ -178,9 +178,11 @@ int reef__drain(int overwrite_snapshot) REEF_HIDDEN;
 int reef__write_packet(struct reef_buf *b, const char *pkt) REEF_HIDDEN;
 int reef__write_discard_packet(struct reef_buf *b) REEF_HIDDEN;
 /* A fatal signal: writes what every thread holds with write(2) alone (no
- * lock held for long, no allocation, no live clients); returns how many
- * packets could not be written. */
+ * lock held for long, no allocation, no live clients), once the other
+ * tracing threads are held (reef__fatal_quiesce() in core.c); returns how
+ * many packets could not be written. */
 int reef__emergency_write(void) REEF_HIDDEN;
+void reef__fatal_quiesce(void) REEF_HIDDEN;
 /* Unmaps `b`'s ring (crash-safe) or frees it. */
 void reef__free_ring(struct reef_buf *b) REEF_HIDDEN;
 /* Crash-safe: the path of `b`'s ring file. */

@@ -512,6 +512,8 @@ int reef__emergency_write(void)
 	 * be writing ends in a moment (it holds drain_lock meanwhile). */
 	have_drain = lock_briefly(&reef__st.drain_lock);
 	have_registry = lock_briefly(&reef__st.registry_lock);
+	/* Every other tracing thread waits now: what it completed is final. */
+	reef__fatal_quiesce();
 	for (b = __atomic_load_n(&reef__st.buffers, __ATOMIC_ACQUIRE); b; b = b->next) {
 		uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), tail, seq;
 		char hdr[REEF_PACKET_HEADER_SIZE];
