@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+import traceback
 
 ARGS = None
 FAILURES = []
@@ -454,7 +455,9 @@ def crash_run(name, args, env, kill_after=None):
     _, err = p.communicate(timeout=120)
     logged = {}
     for i in range(4):
-        data = open(os.path.join(side, "thread_%d" % i), "rb").read()
+        path = os.path.join(side, "thread_%d" % i)
+        # No file: killed before the thread started.
+        data = open(path, "rb").read() if os.path.exists(path) else b""
         logged[i] = struct.unpack("<Q", data)[0] if len(data) == 8 else -1
         if logged[i] == 2**64 - 1:
             logged[i] = -1  # crash.c's `mapped`: nothing published yet
@@ -704,6 +707,9 @@ def main():
         except Fail as e:
             failed += 1
             print("%-55s FAIL\n    %s" % (t.__name__, str(e).replace("\n", "\n    ")))
+        except Exception:  # the test itself broke: a failure, the others still run
+            failed += 1
+            print("%-55s FAIL\n    %s" % (t.__name__, traceback.format_exc().replace("\n", "\n    ")))
     if failed:
         print("tracer tests: %d failed" % failed)
         sys.exit(1)
