@@ -24,7 +24,12 @@
 # Cargo's target directory is $CARGO_TARGET_DIR, by default
 # ~/.cache/reef/target: kept outside the clone, so that a new clone on the
 # same machine builds only the workspace's own crates, not its
-# dependencies (DataFusion alone is about 16 minutes on two cores).
+# dependencies (DataFusion alone is about 16 minutes on two cores). The
+# release profile is built without LTO here (CARGO_PROFILE_RELEASE_LTO,
+# default false): with thin LTO, the dependencies of the LTO-linked reef
+# binary are compiled to bitcode, and `cargo test`, the install test's
+# `cargo build -p reef-cli` and maturin then compile most of them again;
+# without it, every build of the run shares one set of artifacts.
 # ARCHITECTURE.md ("Test loop") gives the time of each step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +79,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/reef/target}
 mkdir -p "$CARGO_TARGET_DIR"
 CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
 export REEF_BIN=$CARGO_TARGET_DIR/release/reef
+export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-false}
 
 T0=$SECONDS
 ROWS=()
