@@ -46,9 +46,18 @@ class Enum(int):
 
 
 class Reading(_reef.Messages):
-    """The messages of `reef.open()`; iterate it once. `to_arrow()`,
-    `to_pandas()` and `to_polars()` read the same traces again, into
-    tables."""
+    """The messages of `reef.open()`. `to_arrow()`, `to_pandas()` and
+    `to_polars()` read the same traces again, into tables.
+
+    It has one position: `next()`, a second loop, or a loop left by
+    `break` go on where the last one stopped. Threads may iterate one
+    Reading at once: its messages are shared out, each to one of them,
+    once, and each thread gets its share in the reading's order (a
+    thread waiting for the next messages does not hold the GIL). `str()`
+    of an event gives its delta from the event before it in the
+    reading, whichever thread got that one. A reading stopped by a
+    `reef.Error` raises it again at every later `next()` or loop: it
+    never looks like a reading that ended."""
 
     def arrow(self, table="events", batch_rows=65536):
         """One table as an Arrow C stream (an object with

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
+use pyo3::sync::{MutexExt, PyOnceLock};
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
@@ -44,12 +44,51 @@ create_exception!(
 /// The `reef.Error` for a reading error: its text is the CLI's, with
 /// `file` and `offset` attributes.
 pub(crate) fn py_err(py: Python<'_>, e: &reef_read::Error) -> PyErr {
-    let (file, offset) = locate(e);
-    let err = Error::new_err(e.to_string());
-    let v = err.value(py);
-    let _ = v.setattr("file", file);
-    let _ = v.setattr("offset", offset);
-    err
+    Failure::of(e).raise(py)
+}
+
+/// A reading error as Python sees it: its text, file and offset (kept
+/// by a reading that stopped on it, to raise it again).
+#[derive(Clone)]
+pub(crate) struct Failure {
+    text: String,
+    file: Option<String>,
+    offset: Option<u64>,
+}
+
+impl Failure {
+    fn of(e: &reef_read::Error) -> Failure {
+        let (file, offset) = locate(e);
+        Failure {
+            text: e.to_string(),
+            file,
+            offset,
+        }
+    }
+
+    /// A new `reef.Error` (a fresh exception each time: no traceback of
+    /// an earlier raise).
+    fn raise(&self, py: Python<'_>) -> PyErr {
+        let err = Error::new_err(self.text.clone());
+        let v = err.value(py);
+        let _ = v.setattr("file", self.file.clone());
+        let _ = v.setattr("offset", self.offset);
+        err
+    }
+}
+
+/// Locks `m` without holding the GIL while waiting: a thread that holds
+/// the lock may wait for the GIL (after a blocking wait of its own, or in
+/// Python code run while it holds the lock), so waiting for the lock with
+/// the GIL held could deadlock the interpreter. A poisoned lock (a panic
+/// while held) is a Python error.
+pub(crate) fn lock<'a, T>(
+    py: Python<'_>,
+    m: &'a Mutex<T>,
+    what: &str,
+) -> PyResult<std::sync::MutexGuard<'a, T>> {
+    m.lock_py_attached(py)
+        .map_err(|_| PyValueError::new_err(format!("{what} poisoned (a panic while it was used)")))
 }
 
 /// The file and byte offset of a reading error, when it has them.
@@ -438,6 +477,9 @@ pub(crate) struct Reading {
     at: usize,
     /// Per stream, the interned names of its event classes.
     names: Vec<Vec<Option<Py<PyString>>>>,
+    /// The error that ended the reading: raised again by every later call
+    /// (a reading that failed never looks like one that ended).
+    failed: Option<Failure>,
     /// The time (ns, cycles) of the last event handed out: the next
     /// one's delta in `str(event)`.
     last: (Option<i64>, Option<u64>),
@@ -458,6 +500,7 @@ impl Reading {
             batch: None,
             at: 0,
             names: (0..streams).map(|_| Vec::new()).collect(),
+            failed: None,
             last: (None, None),
             done: false,
             live,
@@ -467,7 +510,9 @@ impl Reading {
 }
 
 /// The messages of `reef.open()`, in babeltrace2's order: `Event`s and
-/// `Discarded` notices. Iterate it once.
+/// `Discarded` notices. One position, shared by every loop and thread:
+/// each message is handed out once (threads iterating it at once share
+/// the messages out); after an error, every later call raises it again.
 #[pyclass(module = "reef._reef", subclass, frozen)]
 pub struct Messages {
     reading: Mutex<Option<Reading>>,
@@ -591,10 +636,8 @@ impl Messages {
                 .map_err(|e| script::note_event(py, e, b))?;
             if kept {
                 let rec = ev.get().rec();
-                if let Ok(mut g) = self.reading.lock() {
-                    if let Some(r) = g.as_mut() {
-                        r.last = (rec.ns, rec.ts);
-                    }
+                if let Some(r) = lock(py, &self.reading, "reading")?.as_mut() {
+                    r.last = (rec.ns, rec.ts);
                 }
                 return Ok(Some(m));
             }
@@ -615,10 +658,7 @@ impl Messages {
 
     /// The reading, started on first use.
     fn reading(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, Option<Reading>>> {
-        let mut guard = self
-            .reading
-            .lock()
-            .map_err(|_| PyValueError::new_err("reading poisoned"))?;
+        let mut guard = lock(py, &self.reading, "reading")?;
         if guard.is_none() {
             // One decoding thread by default: the Python loop, on its own
             // core, is slower than it; more threads would only take CPU
@@ -686,7 +726,10 @@ impl Reading {
                 self.batch = None;
             }
             if self.done {
-                return Ok(false);
+                return match &self.failed {
+                    Some(f) => Err(f.raise(py)),
+                    None => Ok(false),
+                };
             }
             let rx = &mut self.rx;
             let got = match rx.try_recv() {
@@ -707,7 +750,10 @@ impl Reading {
                 }
                 Ok(Err(e)) => {
                     self.done = true;
-                    return Err(py_err(py, &e));
+                    let f = Failure::of(&e);
+                    let err = f.raise(py);
+                    self.failed = Some(f);
+                    return Err(err);
                 }
                 Err(_) => {
                     self.done = true;
@@ -886,16 +932,19 @@ enum Scope {
 }
 
 impl Event {
-    /// Runs `f` on the view cursor of this event's stream, showing this
-    /// event.
     fn rec(&self) -> &Rec {
         &self.batch.recs[self.idx]
     }
 
-    fn with_cursor<R>(&self, f: impl FnOnce(&StreamCursor, &mut Pretty) -> R) -> R {
+    /// Runs `f` on the view cursor of this event's stream, showing this
+    /// event.
+    fn with_cursor<R>(&self, py: Python<'_>, f: impl FnOnce(&StreamCursor, &mut Pretty) -> R) -> R {
         let shared = &self.batch.shared;
         let rec = self.rec();
-        let mut views = shared.views.lock().unwrap_or_else(|p| p.into_inner());
+        let mut views = shared
+            .views
+            .lock_py_attached(py)
+            .unwrap_or_else(|p| p.into_inner());
         let Views { cursors, pretty } = &mut *views;
         let slot = &mut cursors[rec.stream as usize];
         let d = &shared.streams[rec.stream as usize];
@@ -1315,12 +1364,12 @@ impl Event {
 
     /// The event's `reef print` line (without its newline); the delta is
     /// from the previous event of the same iteration.
-    fn __str__(&self) -> String {
+    fn __str__(&self, py: Python<'_>) -> String {
         let shared = &self.batch.shared;
         let rec = self.rec();
         let label = &shared.labels[shared.streams[rec.stream as usize].trace_idx];
         let mut out = Vec::new();
-        self.with_cursor(|c, pretty| {
+        self.with_cursor(py, |c, pretty| {
             pretty.set_previous(self.prev.0, self.prev.1);
             pretty.event(&mut out, label, c, rec.ns);
         });

@@ -27,11 +27,7 @@ impl Live {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut r = self
-            .reading
-            .lock()
-            .map_err(|_| pyo3::exceptions::PyValueError::new_err("reading poisoned"))?;
-        r.next(py, true)
+        crate::lock(py, &self.reading, "reading")?.next(py, true)
     }
 }
 
