@@ -31,8 +31,12 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
 	SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 	$SUDO apt-get install -y chromium >/dev/null
 fi
-if [ ! -f "$ROOT/web/node_modules/playwright-core/package.json" ] && [ ! -f "$HERE/node_modules/playwright-core/package.json" ]; then
-	(cd "$HERE" && npm install --no-save --no-audit --no-fund --silent playwright-core@1 >/dev/null)
+if [ ! -f "$ROOT/web/node_modules/playwright-core/package.json" ]; then
+	if [ ! -f "$HERE/node_modules/playwright-core/package.json" ]; then
+		(cd "$HERE" && npm install --no-save --no-audit --no-fund --silent playwright-core@1 >/dev/null)
+	fi
+	# tests/view/e2e-lib.mjs resolves it from web/: found here instead.
+	export NODE_PATH="$HERE/node_modules${NODE_PATH:+:$NODE_PATH}"
 fi
 
 # The generators, rebuilt every run (a second each).
