@@ -4,9 +4,9 @@
 # Usage: tests/lttng-live/run.sh [TEST-NAME-SUBSTRING...]
 #
 # The binary under test is $REEF_BIN (default: target/release/reef). The
-# tests, named as below: list (1), print (2), stats (3), view (6),
-# relay-killed (4), fake-relay (5); with arguments, only those whose name
-# contains one of them run.
+# tests, named as below: list (1), print (2), stats (3), destroyed (7),
+# view (6), relay-killed (4), fake-relay (5); with arguments, only those
+# whose name contains one of them run.
 #
 # Starts lttng-relayd on free ports and a session daemon in a temporary
 # HOME / LTTNG_HOME, records tests/lttng/app (slowed down: it emits its
@@ -33,6 +33,15 @@
 #        events of different threads that are close in time (the order is
 #        checked exactly by b and c).
 #  3. `reef stats` on a live session counts the program's events.
+#  7. The default session-not-found-action (no option, on either side):
+#     reef reads session G live, babeltrace2 reads session H live (its
+#     command gives its source `session-not-found-action=end`), the
+#     program records in both, and each session is destroyed while the
+#     program still runs and its reader reads. Both readers exit 0 within
+#     a few seconds of the `lttng destroy`, reef with nothing on stderr;
+#     reef's output is byte for byte babeltrace2's on the relay's copy of G
+#     (every event the session recorded), babeltrace2's (H, live) is
+#     babeltrace2's on the relay's copy of H.
 #  4. Killing the relay while reef reads a session: an error on stderr and
 #     exit status 1 within a few seconds, what was printed before kept.
 #  5. A fake relay (fake_relay.py) sending garbage or truncated replies at
@@ -69,7 +78,7 @@ want() { # NAME: whether the test NAME is selected
 	return 1
 }
 selected=0
-for t in list print stats view relay-killed fake-relay; do want "$t" && selected=$((selected + 1)); done
+for t in list print stats destroyed view relay-killed fake-relay; do want "$t" && selected=$((selected + 1)); done
 [ "$selected" -gt 0 ] || {
 	echo "lttng-live: no test matches: $*" >&2
 	exit 1
@@ -308,6 +317,103 @@ print(sum(x.get("events", 0) for x in t))' "$WORK/c.stats" 2>/dev/null)
 	else
 		bad "reef stats on a live session counted '$n' events, expected $EXPECTED"
 		head -c 600 "$WORK/c.stats" >&2
+	fi
+fi
+
+# --- 7. the session destroyed while read, the default action -----------------
+exits_within() { # PID SECONDS: waits for PID to end, at most SECONDS; sets
+	# EXIT_RC (its status; 124 when it was still running, then killed) and
+	# EXIT_MS (the milliseconds waited)
+	local t0 i
+	t0=$(date +%s%N)
+	for i in $(seq $(($2 * 20))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	EXIT_MS=$((($(date +%s%N) - t0) / 1000000))
+	if kill -0 "$1" 2>/dev/null; then
+		kill "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		EXIT_RC=124
+		return 1
+	fi
+	wait "$1"
+	EXIT_RC=$?
+}
+destroy_sessions() { # NAME...: `lttng destroy` (it stops them), all at once
+	local i s pids=() keep=()
+	for s in "$@"; do
+		timeout 30 lttng destroy "$s" >"$WORK/destroy-$s.log" 2>&1 &
+		pids+=($!)
+	done
+	i=0
+	for s in "$@"; do
+		wait "${pids[$i]}" || bad "lttng destroy $s failed: $(tail -n 3 "$WORK/destroy-$s.log")"
+		i=$((i + 1))
+	done
+	for s in "${SESSIONS[@]}"; do [[ " $* " == *" $s "* ]] || keep+=("$s"); done
+	SESSIONS=("${keep[@]}")
+}
+if want destroyed; then
+	G=reefG-$$
+	H=reefH-$$
+	new_session "$G"
+	new_session "$H"
+	UG=$(url_of "$G")
+	UH=$(url_of "$H")
+	[ -n "$UG" ] && [ -n "$UH" ] || die "sessions $G, $H not listed by babeltrace2"
+	# No --session-not-found-action: the defaults.
+	timeout 120 "$REEF" print "$UG" >"$WORK/g.reef" 2>"$WORK/g.reef.err" &
+	READ_REEF=$!
+	BG+=("$READ_REEF")
+	timeout 120 babeltrace2 -i lttng-live "$UH" >"$WORK/h.bt" 2>"$WORK/h.bt.err" &
+	READ_BT=$!
+	BG+=("$READ_BT")
+	wait_attached "$G" || bad "reef did not attach to $G"
+	wait_attached "$H" || bad "babeltrace2 did not attach to $H"
+	run_app 2000 1500 # 1,500 iterations x 2 ms: 27,006 events in about 3 s
+	sleep 1.5
+	running=$(kill -0 "$APP_PID" 2>/dev/null && echo yes || echo no)
+	mid=$(events "$WORK/g.reef")
+	# Both at once; the readers timed from the end of `lttng destroy`.
+	destroy_sessions "$G" "$H"
+	exits_within "$READ_REEF" 15
+	rc_reef=$EXIT_RC ms_reef=$EXIT_MS
+	exits_within "$READ_BT" 5
+	rc_bt=$EXIT_RC ms_bt=$EXIT_MS
+	wait "$APP_PID" 2>/dev/null
+	note "destroyed: $mid events printed by reef when $G was destroyed (program still running: $running)"
+	[ "$running" = yes ] && [ "$mid" -gt 0 ] ||
+		bad "destroyed: the session was not destroyed while the program ran and reef read ($mid events, running: $running)"
+	if [ "$rc_reef" = 0 ]; then
+		note "ok: reef print (default action) exited 0, ${ms_reef} ms after lttng destroy"
+	else
+		bad "reef print (default action): exit status $rc_reef ${ms_reef} ms after lttng destroy (124: still running, killed): $(head -n 3 "$WORK/g.reef.err")"
+	fi
+	if [ "$rc_bt" = 0 ]; then
+		note "ok: babeltrace2 (default action) exited 0, ${ms_bt} ms after lttng destroy"
+	else
+		bad "babeltrace2 (default action): exit status $rc_bt ${ms_bt} ms after lttng destroy: $(head -n 3 "$WORK/h.bt.err")"
+	fi
+	[ -s "$WORK/g.reef.err" ] && bad "reef wrote to stderr: $(head -n 5 "$WORK/g.reef.err")"
+	DG=$(disk_copy "$G")
+	DH=$(disk_copy "$H")
+	timeout 60 babeltrace2 "$DG" >"$WORK/g.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DG"
+	timeout 60 babeltrace2 "$DH" >"$WORK/h.disk.bt" 2>&1 || bad "babeltrace2 cannot read $DH"
+	ng=$(events "$WORK/g.reef")
+	nh=$(events "$WORK/h.bt")
+	note "reef live (G): $ng events, the relay's copy of G: $(events "$WORK/g.disk.bt"); babeltrace2 live (H): $nh events, the relay's copy of H: $(events "$WORK/h.disk.bt")"
+	if [ "$ng" -gt 0 ] && cmp -s "$WORK/g.reef" "$WORK/g.disk.bt"; then
+		note "ok: reef live (G, destroyed) = babeltrace2 on the relay's copy of G, byte for byte"
+	else
+		bad "reef live (G, destroyed) differs from babeltrace2 on the relay's copy of G"
+		diff "$WORK/g.disk.bt" "$WORK/g.reef" | head -n 10 >&2
+	fi
+	if [ "$nh" -gt 0 ] && cmp -s "$WORK/h.bt" "$WORK/h.disk.bt"; then
+		note "ok: babeltrace2 live (H, destroyed) = babeltrace2 on the relay's copy of H, byte for byte"
+	else
+		bad "babeltrace2 live (H, destroyed) differs from babeltrace2 on the relay's copy of H"
+		diff "$WORK/h.disk.bt" "$WORK/h.bt" | head -n 10 >&2
 	fi
 fi
 

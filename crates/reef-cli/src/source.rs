@@ -43,9 +43,10 @@ pub struct ReadOpts {
     #[arg(short = 'i', long, value_name = "FORMAT", value_parser = ["ctf", "lttng-live"])]
     pub input_format: Option<String>,
     /// For a live session: what to do when it is not, or no longer, on the
-    /// relay — keep looking (`continue`), fail, or end the reading — as
-    /// babeltrace2's `session-not-found-action`.
-    #[arg(long, value_name = "ACTION", default_value = "continue",
+    /// relay — end the reading (the default, as `babeltrace2 -i
+    /// lttng-live`), fail, or keep looking (`continue`) — as babeltrace2's
+    /// `session-not-found-action`.
+    #[arg(long, value_name = "ACTION", default_value = "end",
         value_parser = ["continue", "fail", "end"])]
     pub session_not_found_action: String,
 }

@@ -21,8 +21,11 @@
 //!
 //! When no session of that name is there — at first, or after the
 //! session ended — [`SessionNotFound`] says what to do, as babeltrace2's
-//! `session-not-found-action`: keep looking (`continue`, the default),
-//! fail, or end.
+//! `session-not-found-action`: end (the default), fail, or keep looking
+//! (`continue`). The default is the babeltrace2 command's: `babeltrace2
+//! -i lttng-live URL` gives its source `session-not-found-action=end`, so
+//! it ends once the session is destroyed and its streams are read
+//! (`source.ctf.lttng-live`'s own default, `continue`, never ends).
 //!
 //! *Why a directory*: the CTF decoding, the muxer, trimming and filtering
 //! stay the ones every other input uses, so live output is what `reef
@@ -51,12 +54,15 @@ pub const DEFAULT_PORT: u16 = 5344;
 /// What to do when the session is not (or no longer) on the relay.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SessionNotFound {
-    /// Keep asking the relay until a session of that name appears.
-    #[default]
+    /// Keep asking the relay until a session of that name appears (also
+    /// after the session ended: the reading never ends).
     Continue,
-    /// An error.
+    /// An error, when the session is not there at first; the end once it
+    /// ended.
     Fail,
-    /// End the reading (with nothing, at first).
+    /// End the reading (with nothing, at first): the default, as the
+    /// babeltrace2 command's.
+    #[default]
     End,
 }
 
