@@ -256,6 +256,19 @@ impl Default for Sizes {
     }
 }
 
+/// Mapped trace pages a query holds, over all its streams: each stream
+/// releases the pages behind it, and maps ahead of it, in chunks of this
+/// divided by the streams (64 to 128 KiB). With many streams, each
+/// holding the 1 MiB a reader maps ahead by default would make the
+/// trace's pages most of the server's memory (128 MB for bench/view's
+/// 128-stream libreef trace), for a window that reads a few KiB of each.
+const QUERY_MAPPED: usize = 4 << 20;
+
+/// A query's release chunk for `streams` streams.
+pub(crate) fn query_chunk(streams: usize) -> usize {
+    (QUERY_MAPPED / streams.max(1)).clamp(64 << 10, 128 << 10)
+}
+
 /// Size of a stored bucket (for the budget).
 pub const BUCKET_BYTES: usize = std::mem::size_of::<crate::buckets::Bucket>();
 
@@ -363,7 +376,15 @@ impl View {
             )),
             None => read.end,
         };
-        Source::from_traces(self.traces(), self.labels.clone(), &read)
+        let mut src = Source::from_traces(self.traces(), self.labels.clone(), &read)?;
+        // Before anything is read (the window's seek reads each stream's
+        // first packet): a query holds a little of each stream's pages,
+        // and maps no more ahead than that.
+        let chunk = query_chunk(src.cursors_mut().len());
+        for c in src.cursors_mut() {
+            c.release_every(chunk);
+        }
+        Ok(src)
     }
 
     /// An empty view over `traces`, its index sized by `sizes` for

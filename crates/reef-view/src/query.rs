@@ -288,11 +288,6 @@ fn decode_window(
     // Each stream from where the checkpoint left it.
     src.go_to(&places)
         .map_err(|e| ApiError::bad(e.to_string()))?;
-    for c in src.cursors_mut() {
-        // Memory: a few windows at once each hold only a little of every
-        // stream's pages.
-        c.release_every(128 << 10);
-    }
     if !pred.needs_values() {
         // Only what the model reads.
         let keys = model.x.keys.clone();

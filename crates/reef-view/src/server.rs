@@ -5,11 +5,15 @@
 //! embedded assets are ever served as files.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -474,38 +478,87 @@ fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// Refuses requests whose `Host` is not the loopback name the server was
-/// reached by (a page elsewhere resolving its own name to 127.0.0.1 could
-/// otherwise read the traces).
-async fn guard(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    if let Some(hosts) = &app.hosts {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
+/// A 400 or 403 with `message`.
+fn refuse(status: u16, message: String) -> Response {
+    ApiError {
+        status,
+        message,
+        position: None,
+        expr: None,
+        text: None,
+    }
+    .into_response()
+}
+
+/// Why `req` is refused, if it is: a request target in absolute form
+/// (`GET http://other/api/info`, whose authority would stand for the
+/// Host header), a second `Host` header, a `Host` other than the
+/// loopback name the server was reached by (a page elsewhere resolving
+/// its own name to 127.0.0.1 could otherwise read the traces), or an
+/// `Origin` other than the page's own (WebSockets and cross-origin
+/// requests are not bound by the same-origin policy: a page of another
+/// site could read `/api/live`). A request without `Origin` (not made by
+/// a page: curl, scripts) passes.
+fn refusal(app: &App, req: &axum::extract::Request) -> Option<Response> {
+    let uri = req.uri();
+    if uri.scheme().is_some() || uri.authority().is_some() || !uri.path().starts_with('/') {
+        return Some(refuse(
+            400,
+            format!("request target {uri} refused: ask for the path alone (origin form, /api/...)"),
+        ));
+    }
+    let headers = req.headers();
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Some(refuse(400, "more than one Host header".into()));
+    }
+    let host = host.and_then(|h| h.to_str().ok()).unwrap_or("");
+    if let Some(names) = &app.hosts {
         let name = match host.rfind(':') {
             Some(i) if !host.ends_with(']') => &host[..i],
             _ => host,
         };
-        if !hosts.iter().any(|h| h == name) {
-            return ApiError {
-                status: 403,
-                message: format!(
-                    "unexpected Host header {host:?}: use the address reef view printed"
-                ),
-                position: None,
-                expr: None,
-                text: None,
-            }
-            .into_response();
+        if !names.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+            return Some(refuse(
+                403,
+                format!("unexpected Host header {host:?}: use the address reef view printed"),
+            ));
         }
     }
-    let mut resp = next.run(req).await;
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    if let Some(origin) = origins.next() {
+        let origin = origin.to_str().unwrap_or("");
+        // The page's own origin: the scheme, then the very host and port
+        // it asked this server for (a tunnel's port included).
+        let own = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|a| !host.is_empty() && a.eq_ignore_ascii_case(host));
+        if !own || origins.next().is_some() {
+            return Some(refuse(
+                403,
+                format!(
+                    "requests from the page {origin:?} are refused: only reef view's own page \
+                     (http://{host}) may read the trace"
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Applies [`refusal`] to every request, and marks every answer
+/// `nosniff`.
+async fn guard(
+    State(app): State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut resp = match refusal(&app, &req) {
+        Some(r) => r,
+        None => next.run(req).await,
+    };
     resp.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -579,9 +632,132 @@ pub fn serve(slot: Arc<Slot>, listener: std::net::TcpListener) -> std::io::Resul
         // Interrupted: stop at once (open WebSockets would hold a graceful
         // shutdown forever).
         tokio::select! {
-            r = axum::serve(l, router(app)) => r,
+            r = accept(l, router(app)) => r,
             _ = tokio::signal::ctrl_c() => Ok(()),
             _ = term.recv() => Ok(()),
         }
     })
+}
+
+/// Time a client has to send a request's head, from the moment the
+/// connection waits for one (idle keep-alive time included): a client
+/// that sends it byte by byte, or not at all, is cut then.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Time an answer may wait for the client to read it (a write that makes
+/// no progress): a client that stops reading is cut then.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `app` on each connection `l` accepts, HTTP/1.1 with upgrades
+/// (`/api/live`), each connection bounded by [`HEAD_TIMEOUT`] and
+/// [`WRITE_TIMEOUT`].
+async fn accept(l: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    loop {
+        let tcp = match l.accept().await {
+            Ok((tcp, _)) => tcp,
+            // Out of descriptors, a connection reset before it was
+            // taken: the others go on.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let svc = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(Stalls::new(tcp, WRITE_TIMEOUT));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(io, svc)
+                .with_upgrades()
+                .await;
+        });
+    }
+}
+
+/// A connection whose writes fail with `TimedOut` once one has waited
+/// `limit` for the peer to read.
+struct Stalls {
+    tcp: tokio::net::TcpStream,
+    limit: Duration,
+    /// Set while a write waits.
+    since: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Stalls {
+    fn new(tcp: tokio::net::TcpStream, limit: Duration) -> Stalls {
+        Stalls {
+            tcp,
+            limit,
+            since: None,
+        }
+    }
+
+    /// `r`, or `TimedOut` when the wait it is part of lasted too long.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if r.is_ready() {
+            self.since = None;
+            return r;
+        }
+        let limit = self.limit;
+        let sleep = self
+            .since
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client stopped reading",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for Stalls {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Stalls {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.tcp).poll_write(cx, buf);
+        self.watch(cx, r)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs);
+        self.watch(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.tcp).poll_flush(cx);
+        self.watch(cx, r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.tcp).poll_shutdown(cx);
+        self.watch(cx, r)
+    }
 }

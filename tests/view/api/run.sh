@@ -26,7 +26,7 @@ fi
 export TZ=UTC
 status=0
 ran=0
-for t in check robust analyses activities live_robust profile; do
+for t in check robust http_guard analyses activities live_robust profile; do
     if [ $# -gt 0 ]; then
         match=
         for f in "$@"; do case "$t" in *"$f"*) match=1 ;; esac; done
