@@ -406,6 +406,9 @@ pub struct Metadata {
     pub major: u32,
     pub minor: u32,
     pub uuid: Option<[u8; 16]>,
+    /// A CTF 2 trace class's `uid` (babeltrace2 2.1 names a CTF 2 trace
+    /// by it in its warnings, where CTF 1.8 gives the UUID).
+    pub uid: Option<String>,
     /// The trace's native byte order.
     pub byte_order: ByteOrder,
     /// `trace.packet.header`

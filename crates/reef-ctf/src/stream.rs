@@ -380,11 +380,15 @@ impl StreamCursor {
             if self.in_packet {
                 if self.pos < self.packet.offset * 8 + self.packet.content_bits {
                     self.release_behind();
-                    if self.skip_values {
-                        self.read_event::<false>()?;
+                    let r = if self.skip_values {
+                        self.read_event::<false>()
                     } else {
-                        self.read_event::<true>()?;
+                        self.read_event::<true>()
+                    };
+                    if crate::guard::tripped() {
+                        self.check_intact()?;
                     }
+                    r?;
                     return Ok(Some(Item::Event));
                 }
                 self.in_packet = false;
@@ -416,7 +420,11 @@ impl StreamCursor {
             && self.pos < self.packet.offset * 8 + self.packet.content_bits
         {
             self.release_behind();
-            self.decode_event::<false>()?;
+            let r = self.decode_event::<false>();
+            if crate::guard::tripped() {
+                self.check_intact()?;
+            }
+            r?;
             return Ok(Some(Item::Event));
         }
         self.next()
@@ -653,6 +661,11 @@ impl StreamCursor {
             }
             let len = self.file.as_deref().map_or(0, |f| f.end());
             if self.next_packet >= len {
+                // Read to its end: a file truncated or written over while
+                // it was read is reported, not passed over.
+                if let Some(f) = &self.file {
+                    f.changed()?;
+                }
                 self.file = None;
                 self.file_idx += 1;
                 continue;
@@ -664,7 +677,7 @@ impl StreamCursor {
         self.populate_ahead(&file, off);
         let trace = self.trace.clone();
         let clock_before = self.st.clock;
-        let (stream, info, events_at) = read_packet(
+        let read = read_packet(
             &trace.class,
             &file,
             off,
@@ -674,7 +687,9 @@ impl StreamCursor {
                 scratch: &mut self.scratch,
                 context: &mut self.packet_context,
             },
-        )?;
+        );
+        file.check_intact(off)?;
+        let (stream, info, events_at) = read?;
         if stream != self.stream {
             return Err(self.err_at(
                 off,
@@ -773,6 +788,16 @@ impl StreamCursor {
         self.pending.extend(notices);
     }
 
+    /// The truncation of the current file, if reading it found one
+    /// ([`crate::guard`]): reported at the current event.
+    #[cold]
+    fn check_intact(&self) -> Result<(), Error> {
+        match &self.file {
+            Some(f) => f.check_intact(self.event.offset),
+            None => Ok(()),
+        }
+    }
+
     /// Decodes the event at `self.pos`; with `KEEP` false its values are
     /// not kept.
     #[inline(never)]
@@ -866,6 +891,12 @@ impl StreamCursor {
                     }
                 },
             }
+            if crate::guard::tripped() && p.file.faulted() {
+                p.cur.pos = start;
+                p.st.clock = clock;
+                result = p.file.check_intact(start / 8);
+                break;
+            }
             let cy = p.st.clock;
             if cy < *last || cy < lo || cy > hi {
                 // Decoded again by `next_skimmed`, from the same state.
@@ -948,6 +979,12 @@ impl StreamCursor {
                     }
                 },
             };
+            if crate::guard::tripped() && p.file.faulted() {
+                p.cur.pos = start;
+                p.st.clock = clock;
+                result = p.file.check_intact(start / 8).map(|_| false);
+                break;
+            }
             let cy = p.st.clock;
             if cy < *last || cy > hi {
                 // Decoded again by `next_skimmed`, from the same state.

@@ -393,7 +393,13 @@ fn first_clock(fc: &FieldClass) -> Option<&str> {
 #[derive(Debug)]
 pub struct StreamFile {
     pub path: PathBuf,
+    /// The mapping's registration with the `SIGBUS` handler (dropped
+    /// before the mapping: fields drop in order).
+    guard: crate::guard::Guard,
     pub map: Mmap,
+    /// The file's length, modification time and inode when it was mapped
+    /// ([`StreamFile::changed`]).
+    stamp: Option<(u64, std::time::SystemTime, u64)>,
     /// Where each packet begins and when it ends (clock cycles;
     /// `u64::MAX` when its context has no end time), learnt when the trace
     /// is opened: seeking to a time is a binary search.
@@ -426,9 +432,12 @@ pub struct FileCut {
 
 impl StreamFile {
     pub fn new(path: PathBuf, map: Mmap) -> StreamFile {
+        let stamp = file_stamp(&path);
         StreamFile {
             path,
+            guard: crate::guard::Guard::of(&map),
             map,
+            stamp,
             packets: std::sync::OnceLock::new(),
             cut: std::sync::OnceLock::new(),
         }
@@ -436,6 +445,60 @@ impl StreamFile {
 
     pub fn data(&self) -> &[u8] {
         &self.map
+    }
+
+    /// An error when a read of the mapping found the file shorter than it
+    /// was mapped (the bytes from there read as zeros: see
+    /// [`crate::guard`]); `at`: the offset the reader was at.
+    pub fn check_intact(&self, at: u64) -> Result<(), Error> {
+        if !self.guard.faulted() {
+            return Ok(());
+        }
+        let now = match std::fs::metadata(&self.path) {
+            Ok(m) => format!("{} bytes", m.len()),
+            Err(e) => format!("unreadable ({e})"),
+        };
+        Err(Error::Stream {
+            path: self.path.clone(),
+            offset: at,
+            msg: format!(
+                "the file was truncated while being read: it was {} bytes when opened, it is now {now}",
+                self.map.len()
+            ),
+        })
+    }
+
+    /// Whether the file was truncated under its mapping ([`crate::guard`]).
+    pub fn faulted(&self) -> bool {
+        self.guard.faulted()
+    }
+
+    /// An error when the file is no longer the one mapped: truncated (see
+    /// [`StreamFile::check_intact`]), or its length, modification time or
+    /// inode changed since (written over, replaced). One `stat` call:
+    /// for readers finishing a file or answering a request, not per event.
+    pub fn changed(&self) -> Result<(), Error> {
+        self.check_intact(0)?;
+        let Some(was) = self.stamp else { return Ok(()) };
+        match file_stamp(&self.path) {
+            Some(now) if now == was => Ok(()),
+            // Grown: a trace read while it is recorded.
+            Some((len, _, ino)) if len > was.0 && ino == was.2 => Ok(()),
+            now => Err(Error::Stream {
+                path: self.path.clone(),
+                offset: 0,
+                msg: match now {
+                    None => "the file was removed while being read".into(),
+                    Some((len, _, ino)) if ino != was.2 => format!(
+                        "the file was replaced while being read (now {len} bytes): events read from it may mix both files"
+                    ),
+                    Some((len, ..)) => format!(
+                        "the file was written to while being read (it was {} bytes, it is {len}): events read from it may have changed",
+                        was.0
+                    ),
+                },
+            }),
+        }
     }
 
     /// Where the packets that can be read end, in bytes: the file's
@@ -517,6 +580,13 @@ impl StreamFile {
     }
 }
 
+/// A file's length, modification time and inode.
+fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?, m.ino()))
+}
+
 /// One data stream: one or more files (LTTng's tracefile rotation splits a
 /// stream over several files) of one stream class.
 #[derive(Debug)]
@@ -574,11 +644,14 @@ impl TraceClass {
         // fresh heap pages, each a fault (a kernel trace's metadata is
         // 350-450 KB). Read when it cannot be mapped (a pipe).
         // SAFETY: mapped read-only; the metadata file being truncated while
-        // it is parsed is the one hazard, as for the stream files.
+        // it is parsed is the one hazard, as for the stream files: the
+        // guard turns the fault into zeros and an error (crate::guard).
         let (map, read);
+        let mut guard = None;
         let bytes: &[u8] = match unsafe { Mmap::map(&f) } {
             Ok(m) => {
                 map = m;
+                guard = Some(crate::guard::Guard::of(&map));
                 &map
             }
             Err(_) => {
@@ -590,7 +663,15 @@ impl TraceClass {
             path: mpath.clone(),
             err: e,
         };
-        let (meta, cut) = read_metadata_cut(bytes).map_err(merr)?;
+        let parsed = read_metadata_cut(bytes);
+        if guard.as_ref().is_some_and(|g| g.faulted()) {
+            return Err(Error::Stream {
+                path: mpath.clone(),
+                offset: 0,
+                msg: "the metadata file was truncated while being read".into(),
+            });
+        }
+        let (meta, cut) = parsed.map_err(merr)?;
         let build = if lazy {
             TraceClass::new_lazy
         } else {
@@ -743,8 +824,8 @@ fn scan_dirs(
                 continue;
             }
             // SAFETY: the file is mapped read-only; a trace file being
-            // truncated while we read it is the one hazard, as for every
-            // mmap-based reader.
+            // truncated while it is read is the one hazard, which
+            // StreamFile's guard turns into an error (crate::guard).
             let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&p, e))?;
             let _ = map.advise(memmap2::Advice::Sequential);
             let sf = Arc::new(StreamFile::new(p, map));

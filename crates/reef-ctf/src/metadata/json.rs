@@ -140,6 +140,7 @@ struct Reader {
     frag: Frag,
     preamble: bool,
     uuid: Option<[u8; 16]>,
+    uid: Option<String>,
     trace_class: bool,
     packet_header: Option<FieldClass>,
     env: Vec<(String, EnvValue)>,
@@ -221,6 +222,7 @@ impl Reader {
             major: 2,
             minor: 0,
             uuid: self.uuid,
+            uid: self.uid,
             byte_order: ByteOrder::Little,
             packet_header: self.packet_header,
             env: self.env,
@@ -258,6 +260,9 @@ impl Reader {
             return Err(self.err("/type", "a trace class after a data stream class"));
         }
         self.trace_class = true;
+        if let Some(u) = o.get("uid") {
+            self.uid = Some(self.str_of(u, "/uid")?.to_string());
+        }
         if let Some(env) = o.get("environment") {
             let env = self.obj(env, "/environment")?;
             for (k, v) in env {

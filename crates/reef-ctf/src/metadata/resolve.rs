@@ -986,6 +986,7 @@ pub(crate) fn build(
         major: trace.major,
         minor: trace.minor,
         uuid: trace.uuid,
+        uid: None,
         byte_order: trace.byte_order,
         packet_header,
         env,
