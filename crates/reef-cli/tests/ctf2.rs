@@ -357,3 +357,88 @@ fn ctf2_to_tsdl_refuses_what_tsdl_lacks() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected 1.8 or 2"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A packet whose end time lies after the next packet's beginning, with
+/// events discarded between them (LTTng-UST writes such packets: the
+/// tracecompass-test-traces `hello-lost` trace, converted to CTF 2 by
+/// babeltrace2 2.1.2's `sink.ctf.fs`, holds hundreds). babeltrace2 2.1.2
+/// prints every event in stream order and warns of the discarded events
+/// between the first packet's end and the second's; the expected lines
+/// are its output on this trace.
+#[test]
+fn ctf2_discarded_events_before_an_earlier_packet() {
+    let dir = scratch("overlap");
+    let u64fc = |role: &str| {
+        format!(
+            r#"{{"type": "fixed-length-unsigned-integer", "length": 64, "byte-order": "little-endian", "alignment": 8, "roles": ["{role}"]}}"#
+        )
+    };
+    let stream = format!(
+        r#"{{"type": "data-stream-class", "default-clock-class-id": "c",
+        "packet-context-field-class": {{"type": "structure", "member-classes": [{}, {}, {}, {}, {}]}},
+        "event-record-header-field-class": {{"type": "structure", "member-classes": [{}]}}}}"#,
+        member("packet_size", &u64fc("packet-total-length")),
+        member("content_size", &u64fc("packet-content-length")),
+        member("timestamp_begin", &u64fc("default-clock-timestamp")),
+        member(
+            "timestamp_end",
+            &u64fc("packet-end-default-clock-timestamp")
+        ),
+        member(
+            "events_discarded",
+            &u64fc("discarded-event-record-counter-snapshot")
+        ),
+        member("timestamp", &u64fc("default-clock-timestamp")),
+    );
+    let clock =
+        r#"{"type": "clock-class", "id": "c", "frequency": 1000000000, "origin": "unix-epoch"}"#;
+    let event = format!(
+        r#"{{"type": "event-record-class", "name": "ev",
+        "payload-field-class": {{"type": "structure", "member-classes": [{}]}}}}"#,
+        member("v", &u8fc(""))
+    );
+    const BASE: u64 = 1_000_000_000_000_000_000;
+    let packet = |begin: u64, end: u64, discarded: u64, events: &[(u64, u8)]| {
+        let mut body = Vec::new();
+        for (ts, v) in events {
+            body.extend((BASE + ts).to_le_bytes());
+            body.push(*v);
+        }
+        let mut p = Vec::new();
+        for x in [
+            1024,
+            (40 + body.len() as u64) * 8,
+            BASE + begin,
+            BASE + end,
+            discarded,
+        ] {
+            p.extend(x.to_le_bytes());
+        }
+        p.extend(body);
+        p.resize(128, 0);
+        p
+    };
+    let mut bytes = packet(100, 500, 0, &[(100, 1), (200, 2)]);
+    bytes.extend(packet(300, 900, 5, &[(300, 3), (400, 4)]));
+    write_trace(&dir, &[PREAMBLE, TRACE, clock, &stream, &event], &bytes);
+    let out = reef(&["print", dir.to_str().unwrap()]);
+    assert_no_crash("print", &out).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        concat!(
+            "[01:46:40.000000100] (+?.?????????) ev: { v = 1 }\n",
+            "[01:46:40.000000200] (+0.000000100) ev: { v = 2 }\n",
+            "[01:46:40.000000300] (+0.000000100) ev: { v = 3 }\n",
+            "[01:46:40.000000400] (+0.000000100) ev: { v = 4 }\n",
+        )
+    );
+    assert!(
+        err.contains(
+            "Tracer discarded 5 events between [01:46:40.000000500] and [01:46:40.000000900]"
+        ),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

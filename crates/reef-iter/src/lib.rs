@@ -144,6 +144,13 @@ pub struct Muxer {
     rank: Vec<usize>,
     /// Time of the last message handed out.
     last_emitted: i64,
+    /// Whether a message earlier than the last one handed out is an
+    /// error, as in babeltrace2 2.0's muxer: for CTF 1.8 traces. Its
+    /// reference for CTF 2, babeltrace2 2.1, hands such a message out in
+    /// turn (an LTTng-UST packet whose end time lies after the next
+    /// packet's beginning makes its discarded-events notice precede
+    /// earlier events).
+    strict: bool,
 }
 
 impl Muxer {
@@ -196,6 +203,7 @@ impl Muxer {
                     .map(|ci| ClockConv::new(&c.trace.class.meta.clocks[ci]))
             })
             .collect();
+        let strict = cursors.iter().any(|c| c.trace.class.meta.major < 2);
         Muxer {
             cursors,
             items: vec![None; n],
@@ -210,6 +218,7 @@ impl Muxer {
             started: false,
             rank: (0..n).collect(),
             last_emitted: i64::MIN,
+            strict,
         }
     }
 
@@ -418,7 +427,7 @@ impl Muxer {
         }
         match self.pop_min() {
             Some(k) => {
-                if k.ns < self.last_emitted {
+                if k.ns < self.last_emitted && self.strict {
                     // As babeltrace2: a stream going back in time is fatal.
                     let c = &self.cursors[k.cursor];
                     return Err(Error::Stream {

@@ -760,9 +760,11 @@ impl Pretty {
             None => m.push_str("(unknown time range)"),
         }
         m.push_str(&format!(" in trace \"{}\" ", label.name));
-        match meta.uuid {
-            Some(u) => m.push_str(&format!("(UUID: {})", fmt::uuid(&u))),
-            None => m.push_str("(no UUID)"),
+        match (meta.major, &meta.uid, meta.uuid) {
+            (2.., Some(uid), _) => m.push_str(&format!("(UID: {uid})")),
+            (2.., None, _) => m.push_str("(no UID)"),
+            (_, _, Some(u)) => m.push_str(&format!("(UUID: {})", fmt::uuid(&u))),
+            (_, _, None) => m.push_str("(no UUID)"),
         }
         let first_file = trace.sources[c.source]
             .files
