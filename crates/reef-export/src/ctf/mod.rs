@@ -28,8 +28,10 @@
 //! - an LTTng index (`index/<file>.idx`, version 1.1) is written for each
 //!   stream file whose packets have beginning and end times.
 //!
-//! A reading error (a damaged packet) stops its stream: the packet being
-//! written is closed after the last event before the error, the file and
+//! A packet is copied only once its events were decoded (and, CTF 1.8,
+//! found never to go back in time, as babeltrace2's muxer requires); a
+//! reading error (a damaged packet, time going back) stops its stream: the
+//! packet being written is closed after the last event before the error, the file and
 //! its index are completed, and the error is returned with the inputs'
 //! damage once every stream was written. Streams are written one after
 //! the other: memory is one packet.
@@ -135,7 +137,11 @@ pub fn write(
     for t in &traces {
         let major = t.meta().major.max(1);
         let want = opts.ctf_version.unwrap_or(major);
-        if want == major {
+        // A metadata cut inside a declaration (read with the declarations
+        // before the cut) is written again from what was read: a copy
+        // would be the damaged file (which babeltrace2 refuses, or
+        // hangs on); the damage is still reported.
+        if want == major && t.class.damage.is_none() {
             continue;
         }
         let text = match want {
@@ -386,6 +392,11 @@ struct StreamWriter<'a> {
     discard_base: Option<u64>,
     /// The stream's clock at the end of the last packet written.
     last_clock: u64,
+    /// The time (ns from the origin) of the stream's last message
+    /// written, when a message going back from it is damage (CTF 1.8:
+    /// babeltrace2 2.0's muxer refuses it).
+    last_ns: Option<i64>,
+    monotonic: bool,
     /// The largest alignment of the stream's event fields (bits).
     align: u64,
     stream_id: u64,
@@ -448,6 +459,8 @@ impl<'a> StreamWriter<'a> {
             wrote: false,
             discard_base: None,
             last_clock: 0,
+            last_ns: None,
+            monotonic: class.meta.major < 2,
             align: max_align(plans),
             stream_id: class.meta.streams[sp.class].id,
             ended: false,
@@ -461,6 +474,68 @@ impl<'a> StreamWriter<'a> {
 
     fn ns(&self, cycles: Option<u64>) -> Option<i64> {
         self.clock.zip(cycles).and_then(|(k, c)| k.ns(c))
+    }
+
+    /// Whether an event at `cycles` goes back in time from the stream's
+    /// last one (else it becomes the last one). Events only, as reef's
+    /// muxer orders them: an event before its packet's beginning is no
+    /// damage (babeltrace2 reads barectf's).
+    fn back(&mut self, cycles: Option<u64>) -> Option<(i64, i64)> {
+        let n = self.ns(cycles)?;
+        match self.last_ns {
+            Some(l) if self.monotonic && n < l => Some((n, l)),
+            _ => {
+                self.last_ns = Some(n);
+                None
+            }
+        }
+    }
+
+    fn backwards(path: &Path, offset: u64, (n, l): (i64, i64)) -> Stop {
+        reef_ctf::Error::Stream {
+            path: path.to_path_buf(),
+            offset,
+            msg: format!(
+                "time goes backwards: message at {n} ns from origin follows one at {l} ns"
+            ),
+        }
+        .into()
+    }
+
+    /// Whether every event of packet `info` decodes and none goes back
+    /// in time: a packet to copy byte for byte must read cleanly (else it
+    /// is written again up to the damage by [`StreamWriter::rewrite`]).
+    fn clean(
+        &mut self,
+        c: &mut StreamCursor,
+        fi: usize,
+        info: &PacketInfo,
+        events_at: u64,
+    ) -> Result<bool, Stop> {
+        let saved = self.last_ns;
+        let ok = (|| -> Result<bool, Stop> {
+            c.go_to(&Place::At {
+                file: fi as u32,
+                packet: info.offset,
+                pos: events_at,
+                clock: info.ts_begin.unwrap_or(self.last_clock),
+            })?;
+            while c.in_events() {
+                if c.next().is_err() || self.back(c.event.ts).is_some() {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })();
+        if !matches!(ok, Ok(true)) {
+            self.last_ns = saved;
+        }
+        match ok {
+            Ok(v) => Ok(v),
+            // Reading the packet again reports it.
+            Err(Stop::Read(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     fn run(
@@ -551,7 +626,12 @@ impl<'a> StreamWriter<'a> {
             let inside = !self.windowed
                 || !timed
                 || matches!((tb, te), (Some(tb), Some(te)) if tb >= b && te <= e);
-            if self.filter.is_none() && self.verdicts.is_none() && !cut && inside {
+            if self.filter.is_none()
+                && self.verdicts.is_none()
+                && !cut
+                && inside
+                && self.clean(c, fi, &info, events_at)?
+            {
                 self.copy_whole(class, f, &info, out, summary)?;
                 continue;
             }
@@ -758,6 +838,10 @@ impl<'a> StreamWriter<'a> {
             }
             let end = c.position();
             let t = self.ns(c.event.ts);
+            if let Some(back) = self.back(c.event.ts) {
+                stopped = Some(Self::backwards(&f.path, start / 8, back));
+                break;
+            }
             if let Some(t) = t {
                 if t > e {
                     self.ended = true;
