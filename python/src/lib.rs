@@ -66,6 +66,11 @@ impl Failure {
         }
     }
 
+    /// [`Failure::raise`] where the interpreter is not at hand.
+    fn raise_now(&self) -> PyErr {
+        Python::attach(|py| self.raise(py))
+    }
+
     /// A new `reef.Error` (a fresh exception each time: no traceback of
     /// an earlier raise).
     fn raise(&self, py: Python<'_>) -> PyErr {
@@ -1006,7 +1011,28 @@ impl Event {
             .map_or(&[], |f| f.data())
     }
 
+    /// A `reef.Error` when the event's stream file was found truncated
+    /// under its mapping (reef_ctf::guard): its strings and bytes would
+    /// read as zeros.
+    fn intact(&self) -> PyResult<()> {
+        if !reef_ctf::guard::tripped() {
+            return Ok(());
+        }
+        match &self.batch.pkt(self.rec()).file {
+            Some(f) => f.check_intact(self.rec().offset).map_err(|e| {
+                Failure {
+                    text: e.to_string(),
+                    file: Some(f.path.display().to_string()),
+                    offset: Some(self.rec().offset),
+                }
+                .raise_now()
+            }),
+            None => Ok(()),
+        }
+    }
+
     fn scope_dict(&self, py: Python<'_>, sc: Scope) -> PyResult<Py<PyAny>> {
+        self.intact()?;
         let (plan, values) = self.scope(sc);
         let conv = Conv {
             py,
@@ -1031,10 +1057,13 @@ impl Event {
                 }
             }
         }
+        // Again: a page read above may have been the one past the end.
+        self.intact()?;
         Ok(dict.into_any().unbind())
     }
 
     fn lookup(&self, py: Python<'_>, key: &str) -> PyResult<Option<Py<PyAny>>> {
+        self.intact()?;
         for sc in [
             Scope::Payload,
             Scope::Context,
@@ -1051,7 +1080,9 @@ impl Event {
                     data: self.data(),
                     all: true,
                 };
-                return conv.node(n, &mut vi).map(Some);
+                let v = conv.node(n, &mut vi)?;
+                self.intact()?;
+                return Ok(Some(v));
             }
         }
         Ok(None)
@@ -1364,7 +1395,8 @@ impl Event {
 
     /// The event's `reef print` line (without its newline); the delta is
     /// from the previous event of the same iteration.
-    fn __str__(&self, py: Python<'_>) -> String {
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        self.intact()?;
         let shared = &self.batch.shared;
         let rec = self.rec();
         let label = &shared.labels[shared.streams[rec.stream as usize].trace_idx];
@@ -1376,7 +1408,8 @@ impl Event {
         while out.last() == Some(&b'\n') {
             out.pop();
         }
-        String::from_utf8_lossy(&out).into_owned()
+        self.intact()?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

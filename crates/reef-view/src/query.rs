@@ -579,7 +579,7 @@ impl List {
         let (origin, pred, model) = (self.origin, &self.pred, &mut self.model);
         let mut last_t = i64::MIN;
         let mut same = 0;
-        let _stopped = src.for_each_event(|m, ns| {
+        let stopped = src.for_each_event(|m, ns| {
             let mut keep = false;
             let seen = model.locate(m.trace, m.stream, m.cursor);
             if pred.keep(m.cursor, seen) {
@@ -607,6 +607,17 @@ impl List {
             }
             Ok(flow)
         })?;
+        // Damage the index met is served up to where it lies; a file
+        // changed since it was indexed is an error of the request.
+        if let Some(e) = stopped {
+            let msg = e.to_string();
+            if msg.contains(reef_ctf::guard::CHANGED) {
+                return Err(ApiError {
+                    status: 500,
+                    ..ApiError::bad(msg)
+                });
+            }
+        }
         Ok(())
     }
 }
