@@ -8,7 +8,8 @@
 # (tests/convert/make_compact.py, "compact"), a damaged copy of a kernel
 # trace (a stream file cut inside a packet, "damaged"), and, read back by
 # reef, the CTF 2 traces ("ctf2/..."); then CTF 1.8 <-> CTF 2
-# (tests/convert/versions.py, "versions").
+# (tests/convert/versions.py, "versions") and damaged inputs
+# (tests/convert/damage.py, "damage").
 #
 # The binary under test is $REEF_BIN (default: target/release/reef). A test
 # is a trace, named by its path under ../shared/conformance (or by the
@@ -83,6 +84,12 @@ fi
 # CTF 1.8 <-> CTF 2 (--ctf-version), against babeltrace2's goldens.
 if wanted versions; then
     python3 "$ROOT/tests/convert/versions.py" "$REEF" "$WORK/versions" || status=1
+fi
+# Damaged inputs (a packet that does not decode, times that go back, a
+# cut metadata): the output reads cleanly, exit 1 (tests/convert/damage.py,
+# "damage").
+if wanted damage; then
+    python3 "$ROOT/tests/convert/damage.py" "$REEF" "$WORK/damage" "$SHARED/kernel-traces/bug446190" || status=1
 fi
 if [ "$selected" -eq 0 ]; then
     echo "convert: no test matches: $*" >&2

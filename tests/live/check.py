@@ -12,6 +12,7 @@ import argparse
 import os
 import re
 import select
+import shutil
 import socket
 import struct
 import subprocess
@@ -545,6 +546,102 @@ def listen_print_names_the_bad_packet():
     return "%s; %d events printed before it" % (where.split("/")[-1], len(shown))
 
 
+def serve_once(blob):
+    """A fake peer: sends `blob` to the first client, then closes.
+    Returns (port, thread)."""
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        try:
+            c, _ = srv.accept()
+            c.sendall(blob)
+            c.close()
+        finally:
+            srv.close()
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    return srv.getsockname()[1], th
+
+
+def frame(recs):
+    return b"".join(struct.pack("<IIQQ", MAGIC, k, s_, len(pl)) + pl for k, s_, pl in recs)
+
+
+def listen_refuses_records_it_cannot_use():
+    """A peer whose final metadata record is random bytes or empty, or that
+    sends a random packet record or one shorter than the packet it
+    declares: reef listen -o leaves that record out (named, with the
+    address and its offset), keeps everything else and exits 1. The
+    directory it writes reads in babeltrace2 exactly as this script's own
+    unpacking of the capture without the bad record."""
+    import random
+    p, port = start_traced([ARGS.live, "ticks", "6", "150"], {"REEF_FLUSH_MS": "100"})
+    data = raw_client(port)
+    finish(p)
+    recs = records(data)
+    metas = [i for i, r in enumerate(recs) if r[0] == 1]
+    pkts = [i for i, r in enumerate(recs) if r[0] == 2 and len(r[2]) > 100]
+    check(len(metas) >= 2 and len(pkts) >= 3, "the capture has %d metadata and %d packet records" % (len(metas), len(pkts)))
+    rnd = random.Random(6)
+    last_meta = metas[-1]
+    mid = pkts[len(pkts) // 2]
+    k, st, pl = recs[mid]
+    cases = [
+        ("final metadata of random bytes", last_meta, (1, 0, bytes(rnd.randrange(256) for _ in range(700)))),
+        ("empty final metadata", last_meta, (1, 0, b"")),
+        ("random packet record", mid, (2, st, bytes(rnd.randrange(256) for _ in range(len(pl))))),
+        ("packet record shorter than its packet", mid, (2, st, pl[:len(pl) - 100])),
+    ]
+    res = []
+    for n, (what, at, bad) in enumerate(cases):
+        sent = recs[:at] + [bad] + recs[at + 1:]
+        port, th = serve_once(frame(sent))
+        out = work("refuse-%d" % n)
+        lp = listen(port, out, timeout=30)
+        th.join(5)
+        err = lp.stderr.decode()
+        check(lp.returncode == 1, "%s: reef listen exit %d: %s" % (what, lp.returncode, err[-800:]))
+        offset = len(frame(sent[:at]))
+        check("127.0.0.1:%d: at byte %d: " % (port, offset) in err and "left out" in err and "panicked" not in err,
+              "%s: the record is not named: %s" % (what, err[-800:]))
+        ref = work("refuse-%d-ref" % n)
+        unpack(frame(recs[:at] + recs[at + 1:]), ref)
+        rc, want, werr = bt2(ref)
+        check(rc == 0, "%s: babeltrace2 on the reference: %s" % (what, werr[-500:]))
+        rc, got, gerr = bt2(out)
+        check(rc == 0 and "ERROR" not in gerr, "%s: babeltrace2 on the output: exit %d %s" % (what, rc, gerr[-800:]))
+        check(got == want, "%s: the output reads %d lines, the capture without the bad record %d"
+              % (what, len(got.splitlines()), len(want.splitlines())))
+        res.append("%s: %d events kept" % (what, len(got.splitlines())))
+    return "; ".join(res)
+
+
+def view_live_keeps_what_it_received():
+    """reef view --live on a peer whose metadata does not parse: it fails
+    (exit 1), and the temporary directory with what was received is kept
+    and named, not deleted."""
+    p, port = start_traced([ARGS.live, "ticks", "3", "50"], {"REEF_FLUSH_MS": "100"})
+    data = raw_client(port)
+    finish(p)
+    recs = [(1, 0, b"\x07" * 300) if r[0] == 1 else r for r in records(data)]
+    port, th = serve_once(frame(recs))
+    vp = subprocess.run([ARGS.reef, "view", "--live", "127.0.0.1:%d" % port, "--port", "0"],
+                        capture_output=True, timeout=60, env=env_with({}))
+    th.join(5)
+    err = vp.stderr.decode()
+    check(vp.returncode == 1, "reef view exit %d: %s" % (vp.returncode, err[-800:]))
+    m = re.search(r"what was received is kept in (\S+)", err)
+    check(m, "reef view does not say where what it received is: %s" % err[-800:])
+    d = m.group(1)
+    files = sorted(os.listdir(d)) if os.path.isdir(d) else []
+    check(any(f.startswith("stream_") for f in files), "%s holds %s" % (d, files))
+    shutil.rmtree(d, ignore_errors=True)
+    return "kept in %s: %d stream files" % (d, len([f for f in files if f.startswith("stream_")]))
+
+
 def config_struct_enables_listening():
     """`struct reef_config`'s live fields, with no REEF_* variable set."""
     env = env_with({"REEF_OUTPUT": work("config-unused")})
@@ -688,6 +785,7 @@ def main():
               print_shows_events_quickly,
               hostile_clients_neither_crash_nor_stall, reconnecting_client_gets_metadata_again,
               listen_reports_bad_input, listen_print_names_the_bad_packet,
+              listen_refuses_records_it_cannot_use, view_live_keeps_what_it_received,
               config_struct_enables_listening, directory_sink_with_a_client,
               cut_capture_keeps_what_came_before]:
         test(t)

@@ -1,7 +1,10 @@
 //! `reef listen`: receive a running program's trace from libreef's
 //! `REEF_LISTEN` socket, write it as a CTF trace directory and/or print its
-//! events as they arrive (receiving, writing and bursts:
-//! `reef_read::live`).
+//! events as they arrive (receiving, checking, writing and bursts:
+//! `reef_read::live`). A record that does not match what came before (a
+//! metadata record that does not parse, a packet that does not decode
+//! with the metadata or is not its declared size) is left out and named;
+//! the rest is kept, and the command exits 1.
 //!
 //! Events of one burst are merged in time order; an event older than one
 //! already printed (another stream's packet closed earlier) is printed
@@ -157,6 +160,17 @@ pub fn run(a: &ListenArgs) -> anyhow::Result<ExitCode> {
         bail!(
             "{}: the connection closed before any data",
             listener.name().display()
+        );
+    }
+    let refused = listener.refused();
+    if !refused.is_empty() {
+        bail!(
+            "{} records left out (named above){}",
+            refused.len(),
+            match &a.output {
+                Some(d) => format!("; everything else is written to {}", d.display()),
+                None => String::new(),
+            }
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -14,13 +14,29 @@
 //! bytes of the metadata and of every packet are copied as they are; only
 //! the open packet's context is completed (sizes, end time: its last
 //! event's, discarded count: the previous packet's).
+//!
+//! Nothing it cannot use is passed over in silence: a ring or stream file
+//! that is not a regular file (a FIFO would block), a ring whose header
+//! is damaged (read by its sizes, else its slots found by their packet
+//! headers), a slot whose sizes are damaged (its length taken from its
+//! `packet_size` or its commit word), two rings of one stream (their
+//! packets merged by sequence number), a stream file range that is not a
+//! packet (passed over to the next packet of the stream). Each is said,
+//! with its file and offset; when data is left out, the command exits 1
+//! after writing what it could (the bytes scanned: `recover_scan.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{bail, Context};
 use reef_read::{ReadOptions, Source};
+
+#[path = "recover_scan.rs"]
+mod scan;
+
+use scan::{put_u64, u32_at, u64_at, Kind, Packet};
+use scan::{OFF_CONTENT_SIZE, OFF_DISCARDED, OFF_PACKET_SIZE, OFF_TID, OFF_TS_BEGIN, OFF_TS_END};
 
 /// Write the trace of a libreef program that died: its stream files
 /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
@@ -33,219 +49,64 @@ pub struct RecoverArgs {
     pub out: PathBuf,
 }
 
-// Packet header and context of libreef traces (tracer/src/internal.h).
-const MAGIC: u32 = 0xC1FC_1FC1;
-const OFF_UUID: usize = 4;
-const OFF_INSTANCE_ID: usize = 24;
-const OFF_TS_BEGIN: usize = 32;
-const OFF_TS_END: usize = 40;
-const OFF_CONTENT_SIZE: usize = 48;
-const OFF_PACKET_SIZE: usize = 56;
-const OFF_SEQ_NUM: usize = 64;
-const OFF_DISCARDED: usize = 72;
-const OFF_TID: usize = 80;
-const HEADER: usize = 100;
-const COMMIT_WORD: usize = 8;
 const RING_DIR: &str = ".reef-rings";
-const RING_MAGIC: &[u8; 8] = b"reefring";
 
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes(b[off..off + 4].try_into().unwrap())
-}
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    u64::from_le_bytes(b[off..off + 8].try_into().unwrap())
-}
-fn put_u64(b: &mut [u8], off: usize, v: u64) {
-    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-/// A ring file's header (`struct reef_ring_header`).
-struct Ring {
-    data: Vec<u8>,
-    header_size: usize,
-    packet_size: usize,
-    npackets: usize,
-    instance_id: u64,
-    base: u64,
-    uuid: [u8; 16],
-    tid: u32,
-}
-
-impl Ring {
-    /// `None`: the ring of a thread that was still being set up (its
-    /// header not written yet, so no event in it either).
-    fn load(path: &Path) -> anyhow::Result<Option<Ring>> {
-        let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
-        let bad = |what: &str| anyhow!("{}: offset 0: {what}", path.display());
-        if data.len() < 8 || data[..8] == [0; 8] {
-            return Ok(None);
+/// `path`'s bytes, when it is a regular file (a FIFO or a device is
+/// never opened for reading: it could block, or never end).
+fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let kind = |m: &std::fs::Metadata| {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_dir() {
+            "a directory"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_block_device() || t.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
         }
-        if data.len() < 64 || &data[..8] != RING_MAGIC {
-            return Err(bad("expected a libreef ring (\"reefring\")"));
-        }
-        if u32_at(&data, 8) != 1 {
-            return Err(bad("unknown ring version (expected 1)"));
-        }
-        let header_size = u32_at(&data, 12) as usize;
-        let packet_size = u32_at(&data, 16) as usize;
-        let mut npackets = u32_at(&data, 20) as usize;
-        if !(4096..=1 << 30).contains(&packet_size) || !(64..=1 << 20).contains(&header_size) {
-            return Err(bad("packet or header size out of range"));
-        }
-        let want = header_size as u128 + packet_size as u128 * npackets as u128;
-        if (data.len() as u128) < want {
-            // Cut short (a full disk?): the slots that are all there.
-            let have = data.len().saturating_sub(header_size) / packet_size;
-            eprintln!(
-                "reef recover: {}: offset {}: the ring is cut short (expected {want} bytes): reading its first {have} of {npackets} slots",
-                path.display(),
-                data.len()
-            );
-            npackets = have;
-        }
-        Ok(Some(Ring {
-            header_size,
-            packet_size,
-            npackets,
-            instance_id: u64_at(&data, 24),
-            base: u64_at(&data, 32),
-            uuid: data[40..56].try_into().unwrap(),
-            tid: u32_at(&data, 56),
-            data,
-        }))
+    };
+    let m = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !m.is_file() {
+        return Err(format!("{}, not a regular file: left out", kind(&m)));
     }
-
-    fn slot(&self, i: usize) -> &[u8] {
-        let at = self.header_size + i * self.packet_size;
-        &self.data[at..at + self.packet_size]
+    // O_NONBLOCK: a FIFO put there since is not waited on.
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(0o4000)
+            .open(path)
+            .map_err(|e| e.to_string())?
+    };
+    let m = f.metadata().map_err(|e| e.to_string())?;
+    if !m.is_file() {
+        return Err(format!("{}, not a regular file: left out", kind(&m)));
     }
+    let mut data = Vec::with_capacity(m.len() as usize);
+    f.read_to_end(&mut data).map_err(|e| e.to_string())?;
+    Ok(data)
 }
 
-/// A packet of the recovered stream.
-struct Packet {
-    seq: u64,
-    bytes: Vec<u8>,
-    /// The open packet: its context is completed once its events are known.
-    open: bool,
+/// What could not be used: said as it is found; `lost`, when data is
+/// left out of the output (the exit status is then 1).
+#[derive(Default)]
+struct Notes {
+    lost: Vec<String>,
 }
 
-/// What the ring says of its open packet beyond its committed events.
-struct OpenInfo {
-    /// An event had begun there (a header of a known event class stamped
-    /// no earlier than the packet's start): it is lost.
-    in_flight: bool,
-}
-
-/// The complete packets at the start of a stream file; the rest (a packet
-/// cut by the crash) is ignored.
-/// Why the packet header at the start of `p` is not one of stream `id` of
-/// this trace (`None`: it is).
-fn foreign(p: &[u8], uuid: Option<&[u8; 16]>, id: u64) -> Option<&'static str> {
-    if p.len() < HEADER {
-        Some("a packet header cut short")
-    } else if u32_at(p, 0) != MAGIC {
-        Some("no CTF magic number")
-    } else if uuid.is_some_and(|u| &p[OFF_UUID..OFF_UUID + 16] != u) {
-        Some("not the trace's UUID")
-    } else if u32_at(p, OFF_UUID + 16) != 0 || u64_at(p, OFF_INSTANCE_ID) != id {
-        Some("not this stream's ids")
-    } else {
-        None
+impl Notes {
+    fn note(&mut self, path: &Path, offset: u64, what: &str) {
+        eprintln!("reef recover: {}: offset {offset}: {what}", path.display());
     }
-}
-
-/// The complete packets at the start of a stream file, the number of
-/// bytes after them, and why those were left out.
-fn file_packets(
-    path: &Path,
-    uuid: Option<&[u8; 16]>,
-    id: u64,
-) -> anyhow::Result<(Vec<Packet>, u64, Option<String>)> {
-    let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    let mut why = None;
-    while at < data.len() {
-        let p = &data[at..];
-        if let Some(w) = foreign(p, uuid, id) {
-            why = Some(format!("{w} at byte {at}"));
-            break;
-        }
-        let size = u64_at(p, OFF_PACKET_SIZE) / 8;
-        let content = u64_at(p, OFF_CONTENT_SIZE) / 8;
-        if size < HEADER as u64 || content != size {
-            why = Some(format!("packet sizes out of range at byte {at}"));
-            break;
-        }
-        if size > p.len() as u64 {
-            why = Some(format!("a packet of {size} bytes cut short at byte {at}"));
-            break;
-        }
-        let size = size as usize;
-        out.push(Packet {
-            seq: u64_at(p, OFF_SEQ_NUM),
-            bytes: p[..size].to_vec(),
-            open: false,
-        });
-        at += size;
+    fn lost(&mut self, path: &Path, offset: u64, what: &str) {
+        self.lost
+            .push(format!("{}: offset {offset}: {what}", path.display()));
     }
-    Ok((out, (data.len() - at) as u64, why))
-}
-
-/// The ring's packets: closed ones, and the committed part of the open one.
-fn ring_packets(
-    r: &Ring,
-    uuid: Option<&[u8; 16]>,
-    known_id: &dyn Fn(u64) -> bool,
-) -> (Vec<Packet>, OpenInfo) {
-    let mut out = Vec::new();
-    let mut info = OpenInfo { in_flight: false };
-    let mut open: Option<(u64, usize, usize)> = None; // seq, slot, length
-    for i in 0..r.npackets {
-        let s = r.slot(i);
-        if foreign(s, uuid.or(Some(&r.uuid)), r.instance_id).is_some() {
-            continue; // never used (or damaged)
-        }
-        let seq = u64_at(s, OFF_SEQ_NUM);
-        let content = u64_at(s, OFF_CONTENT_SIZE);
-        if content != 0 {
-            let n = (content / 8) as usize;
-            if content.is_multiple_of(8) && (HEADER..=r.packet_size - COMMIT_WORD).contains(&n) {
-                out.push(Packet {
-                    seq,
-                    bytes: s[..n].to_vec(),
-                    open: false,
-                });
-            }
-            continue;
-        }
-        let slot_addr = r.base + (i * r.packet_size) as u64;
-        let commit = u64_at(s, r.packet_size - COMMIT_WORD).wrapping_sub(slot_addr) as usize;
-        if !(HEADER..=r.packet_size - COMMIT_WORD).contains(&commit) {
-            continue;
-        }
-        if open.is_none_or(|(q, _, _)| seq > q) {
-            open = Some((seq, i, commit));
-        }
-    }
-    if let Some((seq, i, n)) = open {
-        let s = r.slot(i);
-        // An event that had begun: a known id and a time no earlier than
-        // the packet's beginning (a previous packet in this slot was older).
-        if n + 10 <= r.packet_size - COMMIT_WORD {
-            let id = u16::from_le_bytes([s[n], s[n + 1]]) as u64;
-            let ts = u64_at(s, n + 2);
-            info.in_flight = known_id(id) && ts >= u64_at(s, OFF_TS_BEGIN) && ts != 0;
-        }
-        if n > HEADER {
-            out.push(Packet {
-                seq,
-                bytes: s[..n].to_vec(),
-                open: true,
-            });
-        }
-    }
-    (out, info)
 }
 
 pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
@@ -286,30 +147,27 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
     let known_id = |id: u64| class.streams.iter().any(|s| s.event_by_id(id).is_some());
 
     // Rings, by stream instance id.
-    let mut rings = BTreeMap::new();
+    let mut notes = Notes::default();
+    // Ring files, read whole (regular files only).
+    let mut ring_data: Vec<(PathBuf, Option<u64>, Vec<u8>)> = Vec::new();
     let ring_dir = dir.join(RING_DIR);
     if ring_dir.is_dir() {
-        for e in std::fs::read_dir(&ring_dir)? {
-            let e = e?;
-            let name = e.file_name();
-            if !name.to_string_lossy().starts_with("ring_") {
+        let mut entries: Vec<_> = std::fs::read_dir(&ring_dir)?
+            .collect::<Result<Vec<_>, _>>()
+            .with_context(|| format!("{}", ring_dir.display()))?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix("ring_") else {
                 continue;
-            }
-            match Ring::load(&e.path())? {
-                Some(r) => {
-                    rings.insert(r.instance_id, r);
-                }
-                None => eprintln!(
-                    "reef recover: {}: a thread that had not started recording yet",
-                    e.path().display()
-                ),
+            };
+            let path = e.path();
+            match read_regular(&path) {
+                Ok(d) => ring_data.push((path, rest.parse::<u64>().ok(), d)),
+                Err(why) => notes.lost(&path, 0, &why),
             }
         }
     }
-    let uuid = class
-        .meta
-        .uuid
-        .or_else(|| rings.values().next().map(|r| r.uuid));
     // Stream files, by instance id.
     let mut files = BTreeMap::new();
     for e in std::fs::read_dir(dir)? {
@@ -319,7 +177,67 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
             .strip_prefix("stream_")
             .and_then(|s| s.parse::<u64>().ok())
         {
-            files.insert(id, e.path());
+            match read_regular(&e.path()) {
+                Ok(d) => {
+                    files.insert(id, (e.path(), d));
+                }
+                Err(why) => notes.lost(&e.path(), 0, &why),
+            }
+        }
+    }
+    // The trace's UUID: the metadata's, else the first legible ring
+    // header's, else the first stream file's.
+    let uuid: Option<[u8; 16]> = class
+        .meta
+        .uuid
+        .or_else(|| {
+            ring_data
+                .iter()
+                .find(|(_, _, d)| d.len() >= 56 && &d[..8] == scan::RING_MAGIC)
+                .and_then(|(_, _, d)| d[40..56].try_into().ok())
+        })
+        .or_else(|| {
+            files
+                .values()
+                .find(|(_, d)| u32_at(d, 0) == scan::MAGIC && d.len() >= 20)
+                .and_then(|(_, d)| d[4..20].try_into().ok())
+        });
+    // Rings, by stream instance id (two rings of one stream are merged).
+    struct RingOf {
+        path: PathBuf,
+        scan: scan::RingScan,
+    }
+    let mut rings: BTreeMap<u64, Vec<RingOf>> = BTreeMap::new();
+    for (path, name_id, data) in ring_data {
+        let r = scan::ring(&data, name_id, uuid.as_ref());
+        if r.not_started {
+            eprintln!(
+                "reef recover: {}: a thread that had not started recording yet (the ring is all zero)",
+                path.display()
+            );
+            continue;
+        }
+        for p in &r.problems {
+            if p.lost {
+                // Decided once the streams are put together: the packet
+                // may be in its stream file anyway.
+                continue;
+            }
+            notes.note(&path, p.offset, &p.what);
+        }
+        rings
+            .entry(r.instance_id)
+            .or_default()
+            .push(RingOf { path, scan: r });
+    }
+    for (id, rs) in &rings {
+        if rs.len() > 1 {
+            let names: Vec<String> = rs.iter().map(|r| r.path.display().to_string()).collect();
+            eprintln!(
+                "reef recover: {} rings hold stream {id}: {}; their packets are merged by sequence number",
+                rs.len(),
+                names.join(", ")
+            );
         }
     }
     let ids: BTreeSet<u64> = files.keys().chain(rings.keys()).copied().collect();
@@ -335,46 +253,204 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         cut_bytes: u64,
         cut_why: Option<String>,
         from_ring: usize,
+        has_ring: bool,
         open: Option<usize>, // index of the open packet in `packets`
         packets: Vec<Packet>,
         in_flight: bool,
     }
     let mut made = Vec::new();
     for id in ids {
-        let (mut packets, cut_bytes, cut_why) = match files.get(&id) {
-            Some(p) => file_packets(p, uuid.as_ref(), id)?,
-            None => (Vec::new(), 0, None),
+        let fscan = match files.get(&id) {
+            Some((_, d)) => scan::stream_file(d, uuid.as_ref(), id),
+            None => scan::FileScan::default(),
         };
+        let mut packets = fscan.packets;
         let from_file = packets.len();
-        let last = packets.last().map(|p| p.seq);
+        let in_file: BTreeSet<u64> = packets.iter().map(|p| p.seq).collect();
         let (mut from_ring, mut in_flight, mut tid) = (0, false, None);
-        if let Some(r) = rings.get(&id) {
-            let (mut rp, info) = ring_packets(r, uuid.as_ref(), &known_id);
-            rp.retain(|p| last.is_none_or(|l| p.seq > l));
-            rp.sort_by_key(|p| p.seq);
-            rp.dedup_by_key(|p| p.seq);
-            from_ring = rp.iter().filter(|p| !p.open).count();
-            in_flight = info.in_flight;
-            tid = Some(r.tid);
-            packets.extend(rp);
+        let mut rp: Vec<Packet> = Vec::new();
+        for r in rings.get(&id).into_iter().flatten() {
+            rp.extend(r.scan.packets.iter().cloned());
+            if let Some((eid, ts, begin)) = r.scan.after_open {
+                in_flight |= known_id(eid) && ts >= begin && ts != 0;
+            }
+            tid = tid.or(r.scan.tid);
         }
-        let open = packets.iter().position(|p| p.open);
-        if let Some(o) = open {
-            // Sizes now; the discarded count of the packet before (a
-            // counter: it never goes down); the end time once decoded.
-            let n = packets[o].bytes.len() as u64 * 8;
-            let prev = if o > 0 {
-                u64_at(&packets[o - 1].bytes, OFF_DISCARDED)
+        rp.retain(|p| !in_file.contains(&p.seq));
+        // Latest first among equal sequence numbers of several rings: an
+        // open packet over a closed one of the same number never happens
+        // in one ring; across two, the closed (complete) one is kept.
+        rp.sort_by_key(|p| {
+            (
+                p.seq,
+                p.kind != Kind::Closed,
+                std::cmp::Reverse(p.bytes.len()),
+            )
+        });
+        let mut kept: Vec<Packet> = Vec::new();
+        for p in rp {
+            match kept.last() {
+                Some(q) if q.seq == p.seq => {
+                    if q.bytes != p.bytes && !(q.bytes.starts_with(&p.bytes)) {
+                        let path = &rings[&id][0].path;
+                        notes.lost(
+                            path,
+                            0,
+                            &format!(
+                                "stream {id}: two rings hold different packets numbered {}: the second is left out",
+                                p.seq
+                            ),
+                        );
+                    }
+                }
+                _ => kept.push(p),
+            }
+        }
+        // One open packet: the latest; an earlier one is a closed packet
+        // whose sizes were cleared.
+        let latest_open = kept.iter().rposition(|p| p.kind == Kind::Open);
+        for (k, p) in kept.iter_mut().enumerate() {
+            if p.kind == Kind::Open && Some(k) != latest_open {
+                p.kind = Kind::Repaired;
+            }
+        }
+        from_ring = from_ring.max(kept.iter().filter(|p| p.kind != Kind::Open).count());
+        packets.extend(kept);
+        packets.sort_by_key(|p| p.seq);
+        let have: BTreeSet<u64> = packets.iter().map(|p| p.seq).collect();
+        let has_ring = rings.contains_key(&id);
+        // What the rings could not give is lost unless the packet is in
+        // the output anyway.
+        for r in rings.get(&id).into_iter().flatten() {
+            for p in r.scan.problems.iter().filter(|p| p.lost) {
+                if p.seq.is_some_and(|s| have.contains(&s)) {
+                    notes.note(
+                        &r.path,
+                        p.offset,
+                        &format!("{} (that packet is in the stream file)", p.what),
+                    );
+                } else {
+                    notes.lost(&r.path, p.offset, &p.what);
+                }
+            }
+        }
+        // The ranges of the stream file that are not packets: lost unless
+        // the packets between those around them are all there.
+        let (mut cut_bytes, mut cut_why) = (0u64, None);
+        if let Some((path, _)) = files.get(&id) {
+            for g in &fscan.gaps {
+                let missing: Vec<u64> = match (g.before, g.after, g.seq) {
+                    // The packet being written when the process died: in
+                    // memory only, without rings.
+                    _ if g.cut_tail && !has_ring => Vec::new(),
+                    (_, _, Some(s)) if g.cut_tail => {
+                        (!have.contains(&s)).then_some(s).into_iter().collect()
+                    }
+                    (b, Some(n), _) => (b.map_or(0, |b| b + 1)..n)
+                        .filter(|s| !have.contains(s))
+                        .collect(),
+                    (b, None, _) => {
+                        let next = b.map_or(0, |b| b + 1);
+                        (!have.contains(&next) && (has_ring || !g.cut_tail))
+                            .then_some(next)
+                            .into_iter()
+                            .collect()
+                    }
+                };
+                let what = if g.cut_tail {
+                    format!(
+                        "a packet cut short at the end of the file ({} bytes, {})",
+                        g.end - g.start,
+                        g.why
+                    )
+                } else {
+                    format!(
+                        "{} bytes that are not a packet of stream {id} ({}){}",
+                        g.end - g.start,
+                        g.why,
+                        if g.after.is_some() {
+                            format!("; read again from the packet at byte {}", g.end)
+                        } else {
+                            String::new()
+                        }
+                    )
+                };
+                if g.cut_tail {
+                    cut_bytes += g.end - g.start;
+                    cut_why.get_or_insert_with(|| format!("{} at byte {}", g.why, g.start));
+                }
+                if missing.is_empty() {
+                    if !g.cut_tail {
+                        notes.note(
+                            path,
+                            g.start,
+                            &format!("{what}; no packet is missing there"),
+                        );
+                    }
+                } else if !g.cut_tail && g.after.is_none() && g.before.is_none() && !has_ring {
+                    notes.lost(path, g.start, &format!("{what}: left out"));
+                } else {
+                    let n = missing.len();
+                    notes.lost(
+                        path,
+                        g.start,
+                        &format!(
+                            "{what}: {} left out",
+                            if n == 1 {
+                                format!("packet {}", missing[0])
+                            } else if g.after.is_some() {
+                                format!("packets {}..{} ({n})", missing[0], missing[n - 1])
+                            } else {
+                                format!("packet {} and any after it", missing[0])
+                            }
+                        ),
+                    );
+                }
+            }
+        }
+        // Contexts completed: sizes; the discarded count, never below the
+        // packet before's (a counter); the end time: the next packet's
+        // beginning, or once decoded (the last packet).
+        for k in 0..packets.len() {
+            if packets[k].kind == Kind::Closed {
+                continue;
+            }
+            let n = packets[k].bytes.len() as u64 * 8;
+            let prev = if k > 0 {
+                u64_at(&packets[k - 1].bytes, OFF_DISCARDED)
             } else {
                 0
             };
-            let b = &mut packets[o].bytes;
+            let next_begin = packets.get(k + 1).map(|p| u64_at(&p.bytes, OFF_TS_BEGIN));
+            let open = packets[k].kind == Kind::Open;
+            let b = &mut packets[k].bytes;
             put_u64(b, OFF_CONTENT_SIZE, n);
             put_u64(b, OFF_PACKET_SIZE, n);
-            put_u64(b, OFF_DISCARDED, prev);
+            let own = u64_at(b, OFF_DISCARDED);
+            put_u64(b, OFF_DISCARDED, if open { prev } else { own.max(prev) });
             let begin = u64_at(b, OFF_TS_BEGIN);
-            put_u64(b, OFF_TS_END, begin);
+            let end = u64_at(b, OFF_TS_END);
+            put_u64(
+                b,
+                OFF_TS_END,
+                match next_begin {
+                    Some(nb) if !open => {
+                        if end >= begin && end <= nb {
+                            end
+                        } else {
+                            nb.max(begin)
+                        }
+                    }
+                    _ => begin,
+                },
+            );
         }
+        // The last packet, when not closed as written, ends at its last
+        // event (set once decoded).
+        let open = packets
+            .len()
+            .checked_sub(1)
+            .filter(|&k| packets[k].kind != Kind::Closed);
         if tid.is_none() {
             tid = packets.first().map(|p| u32_at(&p.bytes, OFF_TID));
         }
@@ -385,6 +461,7 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
             cut_bytes,
             cut_why,
             from_ring,
+            has_ring,
             open,
             packets,
             in_flight,
@@ -478,7 +555,7 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
                 m.cut_why.as_deref().unwrap_or("")
             ));
         }
-        if rings.contains_key(&m.id) {
+        if m.has_ring {
             parts.push(format!("{} closed packets from its ring", m.from_ring));
             parts.push(if m.open.is_some() {
                 "the open packet's complete events".to_string()
@@ -500,12 +577,17 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<ExitCode> {
         made.len(),
         a.out.display()
     );
-    if damaged.is_empty() {
+    if damaged.is_empty() && notes.lost.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    for d in &damaged {
+    for d in notes.lost.iter().chain(&damaged) {
         eprintln!("reef recover: damaged data: {d}");
     }
+    eprintln!(
+        "reef recover: {} damaged ranges left out (above); the rest is written to {}",
+        notes.lost.len() + damaged.len(),
+        a.out.display()
+    );
     Ok(ExitCode::FAILURE)
 }
 

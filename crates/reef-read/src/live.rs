@@ -387,6 +387,80 @@ pub struct Listener {
     bursts: Option<Bursts>,
     streams: HashSet<u64>,
     received: Received,
+    check: Check,
+}
+
+/// What arrives is checked before it is kept: a metadata record must
+/// parse, a packet record's header and context must decode with the
+/// metadata and declare the record's own length. A record that does not
+/// is left out (not written, not decoded) and said in
+/// [`Listener::refused`]; what is good is kept.
+pub struct Check {
+    class: Option<TraceClass>,
+    st: reef_ctf::decode::State,
+    ph: reef_ctf::decode::State,
+    scratch: Vec<reef_ctf::Value>,
+    ctx: Vec<reef_ctf::Value>,
+    refused: Vec<String>,
+}
+
+impl Default for Check {
+    fn default() -> Check {
+        Check {
+            class: None,
+            st: reef_ctf::decode::State::new(0),
+            ph: reef_ctf::decode::State::new(0),
+            scratch: Vec::new(),
+            ctx: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+}
+
+impl Check {
+    /// Checks a metadata record (it must parse and compile); a good one
+    /// becomes what packets are checked against. `name`: for messages.
+    pub fn metadata(&mut self, bytes: &[u8], name: &Path) -> Result<(), String> {
+        if bytes.is_empty() {
+            return Err("an empty metadata record".into());
+        }
+        let class = capture::class_from_metadata(bytes, name).map_err(|e| e.to_string())?;
+        let slots = class
+            .streams
+            .iter()
+            .map(|s| s.refs.len())
+            .max()
+            .unwrap_or(0);
+        self.st = reef_ctf::decode::State::new(slots);
+        self.ph = reef_ctf::decode::State::new(class.packet_header_slots);
+        self.class = Some(class);
+        Ok(())
+    }
+
+    /// Checks a packet record against the last good metadata: its header
+    /// and context decode, and it declares the record's length.
+    /// `Ok(false)`: no metadata to check it against yet.
+    pub fn packet(&mut self, bytes: &[u8], name: &Path) -> Result<bool, String> {
+        let Some(class) = &self.class else {
+            return Ok(false);
+        };
+        let mut ps = reef_ctf::stream::PacketScratch {
+            st: &mut self.st,
+            ph_state: &mut self.ph,
+            scratch: &mut self.scratch,
+            context: &mut self.ctx,
+        };
+        let (_, info, _) = reef_ctf::stream::read_packet_bytes(class, bytes, name, &mut ps)
+            .map_err(|e| e.to_string())?;
+        if info.packet_bits != bytes.len() as u64 * 8 {
+            return Err(format!(
+                "the packet declares {} bytes (packet_size), the record holds {}",
+                info.packet_bits / 8,
+                bytes.len()
+            ));
+        }
+        Ok(true)
+    }
 }
 
 impl Listener {
@@ -441,7 +515,15 @@ impl Listener {
             bursts,
             streams: HashSet::new(),
             received: Received::default(),
+            check: Check::default(),
         })
+    }
+
+    /// The records left out (each said with the address and the offset
+    /// of its record): a metadata record that does not parse, a packet
+    /// record that does not match the metadata. Everything else was kept.
+    pub fn refused(&self) -> &[String] {
+        &self.check.refused
     }
 
     /// The writer, files still open, for a later connection.
@@ -498,11 +580,29 @@ impl Listener {
                     b.flush(f)?;
                 }
             }
+            let at = self.rd.offset();
             let Some(rec) = self.rd.next(&mut buf).map_err(Error::from)? else {
                 return Ok(());
             };
+            let refuse = |check: &mut Check, what: &str, why: String, kept: &str| {
+                let m = format!(
+                    "{}: at byte {at}: {what} record left out: {why}{kept}",
+                    self.name.display()
+                );
+                eprintln!("reef: warning: {m}");
+                check.refused.push(m);
+            };
             match rec.kind {
                 Kind::Metadata => {
+                    if let Err(why) = self.check.metadata(&buf, &self.name) {
+                        let kept = if self.check.class.is_some() {
+                            "; the metadata received before is kept"
+                        } else {
+                            ""
+                        };
+                        refuse(&mut self.check, "metadata", why, kept);
+                        continue;
+                    }
                     if let Some(w) = self.writer.as_mut() {
                         w.metadata(&buf)?;
                     }
@@ -511,6 +611,11 @@ impl Listener {
                     }
                 }
                 Kind::Packet => {
+                    if let Err(why) = self.check.packet(&buf, &self.name) {
+                        let why = format!("stream {}: {why}", rec.stream);
+                        refuse(&mut self.check, "packet", why, "");
+                        continue;
+                    }
                     self.received.packets += 1;
                     self.received.bytes += buf.len() as u64;
                     self.streams.insert(rec.stream);

@@ -227,9 +227,40 @@ fn in_dir(
     };
     let r = start(dir.clone(), kept);
     if r.is_err() && !kept {
-        let _ = std::fs::remove_dir_all(&dir);
+        if received_into(&dir) {
+            // What arrived before the error is not thrown away.
+            eprintln!("reef view: what was received is kept in {}", dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
     r
+}
+
+/// Whether a live trace directory holds anything received (a metadata
+/// or a stream file that is not empty).
+fn received_into(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten().any(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            (n == "metadata" || n.starts_with("stream_") || e.path().is_dir())
+                && e.metadata().is_ok_and(|m| m.is_dir() || m.len() > 0)
+        })
+    })
+}
+
+/// After a receiving error or records left out, a temporary directory is
+/// kept (and said) rather than removed when `reef view` exits.
+fn keep_on_error(live: &Live, what: &str) {
+    let mut s = live.lock();
+    if !s.kept {
+        s.kept = true;
+        eprintln!(
+            "reef view: {what}; what was received is kept in {}",
+            live.dir.display()
+        );
+    }
 }
 
 fn start_in(
@@ -473,6 +504,11 @@ fn receive(first: Listener, addr: &str, live: &Live) {
     let mut listener = Some(first);
     while let Some(mut l) = listener.take() {
         let r = l.receive(|_| Ok::<(), reef_read::Error>(()));
+        if let Err(e) = &r {
+            keep_on_error(live, &e.to_string());
+        } else if !l.refused().is_empty() {
+            keep_on_error(live, &format!("{} records left out", l.refused().len()));
+        }
         let ended = l.received().ended;
         let mut writer = l.into_writer();
         if ended {
