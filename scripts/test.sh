@@ -14,7 +14,7 @@
 #                                             the arguments
 #
 # The names that select: the suites (lttng, lttng-live, tracer, profile,
-# live, install, export, convert, sql, analyses, python, view-api,
+# live, recover, install, export, convert, sql, analyses, python, view-api,
 # view-e2e, view-activities, view-analyses, view-profile, view-live, docs)
 # and the steps fmt, clippy, doc and cargo-test, which run with no
 # argument or when named. A suite runs as `REEF_BIN=... bash SCRIPT`; its
@@ -42,6 +42,7 @@ SUITES=(
     "tracer|tests/tracer/run.sh|bash"
     "profile|tests/profile/run.sh|bash"
     "live|tests/live/run.sh|bash"
+    "recover|tests/recover/run.sh|bash"
     "install|tests/install/run.sh|bash"
     "export|tests/export/run.sh|bash"
     "convert|tests/convert/run.sh|bash"
