@@ -115,7 +115,7 @@ def check_prints(label, out, golden_rows, with_bt2, ref=None):
                 # and every discarded-events warning stays. A UUID that
                 # babeltrace2's own conversion added is not compared.
                 def lines(t):
-                    t = re.sub(r"\((no UUID|UUID: [^)]*)\)", "(UUID)", t)
+                    t = re.sub(r"\((no UUID|UUID: [^)]*|no UID|UID: [^)]*)\)", "(UUID)", t)
                     return {re.sub(r"^\d\d-\d\d [\d:.]+ +\d+ +\d+ ", "", l) for l in t.splitlines() if l.strip()}
                 gl, wl = lines(got_err), lines(want_err)
                 if not gl <= wl or {l for l in wl if "discarded" in l} - gl:

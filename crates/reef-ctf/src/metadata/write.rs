@@ -246,6 +246,24 @@ pub fn to_ctf2(meta: &Metadata) -> R<Vec<u8>> {
     frags.push(pre);
     let mut tc = Map::new();
     tc.insert("type".into(), json!("trace-class"));
+    // A CTF 1.8 trace's UUID becomes the UID, as babeltrace2 2.1's
+    // sink.ctf.fs writes it (readers name the trace by it).
+    let uid = meta.uid.clone().or_else(|| {
+        meta.uuid.filter(|_| meta.major < 2).map(|u| {
+            let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        })
+    });
+    if let Some(uid) = uid {
+        tc.insert("uid".into(), json!(uid));
+    }
     if !meta.env.is_empty() {
         let mut env = Map::new();
         for (k, v) in &meta.env {
