@@ -137,7 +137,7 @@ fi
 # (Cargo.toml, [profile.sql]) into $CARGO_TARGET_DIR/sql, where `reef sql`
 # finds it beside release/reef; it has no unit tests: tests/sql checks it.
 step build cargo build --release --workspace --exclude reef-sql || fatal "cargo build"
-if chosen cargo-test; then step cargo-test cargo test --release --workspace --exclude reef-sql; fi
+if chosen cargo-test; then step cargo-test cargo test --release --workspace --exclude reef-sql --no-fail-fast; fi
 if chosen sql; then step build-sql cargo build --profile sql -p reef-sql || fatal "the build of reef-sql"; fi
 
 for s in "${SUITES[@]}"; do
