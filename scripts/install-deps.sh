@@ -7,12 +7,14 @@
 # reference) and python3-venv (its tests' venv); openjdk-17-jre-headless
 # for Spark (tests/export).
 # binutils, linux-perf and valgrind for tests/profile and bench/profile;
+# trace-cmd and linux-perf for the kernel inputs (tests/kernel: .dat and
+# perf.data, read by their own tools as the reference);
 # protobuf-compiler (protoc) for the build of the Perfetto trace types and
 # the test that decodes `reef convert --to perfetto`'s output; Go
 # (golang-go, unless a `go` is on the PATH) for `go tool pprof`, the
 # reader of `reef profile --pprof` in tests/profile.
 set -euo pipefail
-pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db binutils linux-perf valgrind protobuf-compiler)
+pkgs=(babeltrace2 babeltrace lttng-tools liblttng-ust-dev python3-babeltrace python3-bt2 python3-venv openjdk-17-jre-headless time build-essential chromium cmake pkg-config man-db binutils linux-perf trace-cmd valgrind protobuf-compiler)
 command -v go >/dev/null || pkgs+=(golang-go)
 missing=()
 for p in "${pkgs[@]}"; do

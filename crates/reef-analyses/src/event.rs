@@ -155,7 +155,8 @@ pub enum Kind<'a> {
         parent_pid: i64,
         parent_comm: Cow<'a, str>,
         child_tid: i64,
-        child_pid: i64,
+        /// `None`: not recorded (ftrace).
+        child_pid: Option<i64>,
         child_comm: Cow<'a, str>,
     },
     Exec {
@@ -383,7 +384,8 @@ enum Class {
     MigrateTask,
     /// The flag: subtract 100 from `prio` (lttng-modules < 2.7.1).
     Wakeup(bool),
-    Fork,
+    /// The flag: the child's process id is recorded (not by ftrace).
+    Fork(bool),
     Exec,
     PiSetprio,
     /// A system call entry (see [`Call`]).
@@ -457,12 +459,48 @@ impl Call {
     }
 }
 
-fn classify(name: &str, old_prio: impl FnOnce() -> bool) -> Class {
+/// Whether `trace` was read from ftrace (a trace-cmd `.dat` file): its
+/// events keep ftrace's names (`sys_enter_read`, `prev_pid`), which
+/// [`classify`] and [`ftrace_field`] map onto the model's.
+fn is_ftrace(trace: &Trace) -> bool {
+    matches!(trace.meta().env_get("tracer_name"), Some(EnvValue::Str(s)) if s == "ftrace")
+}
+
+/// The name ftrace gives field `f` (an index into [`FIELDS`]); `None` for
+/// a field its events do not have (ftrace's `pid`, `child_pid` and
+/// `parent_pid` are thread ids: a thread's process id is not recorded).
+fn ftrace_field(f: usize) -> Option<&'static str> {
+    Some(match f {
+        PREV_TID => "prev_pid",
+        NEXT_TID => "next_pid",
+        TID => "pid",
+        CHILD_TID => "child_pid",
+        CHILD_PID | PID | IO_CTX_PID | IO_PAYLOAD_PID => return None,
+        _ => FIELDS[f].0,
+    })
+}
+
+fn classify(name: &str, ftrace: bool, old_prio: impl FnOnce() -> bool) -> Class {
+    if ftrace {
+        // syscalls:sys_enter_NAME / sys_exit_NAME; raw_syscalls' sys_enter
+        // and sys_exit name no call (only its number): not followed.
+        if let Some(call) = name.strip_prefix("sys_enter_") {
+            if !call.is_empty() {
+                return Call::class(name, 10);
+            }
+        }
+        if name.starts_with("sys_exit_") {
+            return Class::SyscallExit;
+        }
+        if name == "sys_enter" || name == "sys_exit" {
+            return Class::Other;
+        }
+    }
     match name {
         "sched_switch" => Class::SchedSwitch,
         "sched_migrate_task" => Class::MigrateTask,
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => Class::Wakeup(old_prio()),
-        "sched_process_fork" => Class::Fork,
+        "sched_process_fork" => Class::Fork(!ftrace),
         "sched_process_exec" => Class::Exec,
         "sched_pi_setprio" => Class::PiSetprio,
         "irq_handler_entry" => Class::IrqEntry,
@@ -566,7 +604,7 @@ impl Interest {
     /// Whether the model follows events of `class`.
     fn follows(&self, class: Class) -> bool {
         match class {
-            Class::SchedSwitch | Class::Fork | Class::Exec | Class::StatedumpProcess => {
+            Class::SchedSwitch | Class::Fork(_) | Class::Exec | Class::StatedumpProcess => {
                 self.threads
             }
             Class::Wakeup(_) | Class::MigrateTask | Class::PiSetprio => self.wakeups,
@@ -813,7 +851,8 @@ impl ClassInfo {
     ) -> ClassInfo {
         let sp = &trace.class.streams[stream];
         let name = &trace.class.meta.streams[sp.class].events[sp.events[event].class].name;
-        let mut class = classify(name, || old_wakeup_prio(trace));
+        let ftrace = is_ftrace(trace);
+        let mut class = classify(name, ftrace, || old_wakeup_prio(trace));
         if class.is_irq() && !interest.irqs && interest.irq_cpus {
             // As the model would read the IRQ event: whether its fields are
             // there (with the values: only where, not what, differs).
@@ -822,6 +861,7 @@ impl ClassInfo {
                 stream,
                 event,
                 raw: false,
+                ftrace,
                 info: &mut ClassInfo::blank(class),
             };
             class = match kind(class, &mut probe, &no_call()) {
@@ -855,6 +895,7 @@ impl ClassInfo {
             stream,
             event,
             raw,
+            ftrace,
             info: &mut info,
         };
         probe.int(CPU_ID);
@@ -933,6 +974,8 @@ struct Probe<'a> {
     stream: usize,
     event: usize,
     raw: bool,
+    /// The trace keeps ftrace's field names ([`ftrace_field`]).
+    ftrace: bool,
     info: &'a mut ClassInfo,
 }
 
@@ -941,7 +984,13 @@ impl Probe<'_> {
         if self.info.places().slot[f] != NO_FIELD {
             return true;
         }
-        let (name, scopes) = FIELDS[f];
+        let (mut name, scopes) = FIELDS[f];
+        if self.ftrace {
+            match ftrace_field(f) {
+                Some(n) => name = n,
+                None => return false,
+            }
+        }
         match Field::in_scopes(name, scopes).locate(self.trace, self.stream, self.event, self.raw) {
             Located::At(loc) => {
                 let p = self
@@ -1235,11 +1284,14 @@ fn kind<'c>(class: Class, s: &mut impl Src<'c>, call: &'c Arc<str>) -> Option<Ki
             prio: s.int(PRIO)? - if old { 100 } else { 0 },
             target_cpu: s.int(TARGET_CPU)?,
         },
-        Class::Fork => Kind::Fork {
+        Class::Fork(with_pid) => Kind::Fork {
             parent_pid: s.int(PARENT_PID)?,
             parent_comm: s.text(PARENT_COMM)?,
             child_tid: s.int(CHILD_TID)?,
-            child_pid: s.int(CHILD_PID)?,
+            child_pid: match with_pid {
+                true => Some(s.int(CHILD_PID)?),
+                false => None,
+            },
             child_comm: s.text(CHILD_COMM)?,
         },
         Class::Exec => Kind::Exec {

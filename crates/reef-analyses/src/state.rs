@@ -904,7 +904,7 @@ impl State {
                 parent.comm = parent_comm.to_string();
                 let mut child = Proc {
                     tid: *child_tid,
-                    pid: Some(*child_pid),
+                    pid: *child_pid,
                     comm: child_comm.to_string(),
                     ..Proc::default()
                 };

@@ -42,6 +42,7 @@ pub mod access;
 pub mod bits;
 pub mod capture;
 pub mod decode;
+pub mod ftrace;
 pub mod guard;
 pub mod index;
 pub mod metadata;

@@ -637,6 +637,9 @@ impl TraceClass {
         if crate::capture::is_capture(dir) {
             return crate::capture::load_class(dir); // a live capture file
         }
+        if crate::ftrace::is_dat(dir) {
+            return crate::ftrace::load_class(dir); // a trace-cmd file
+        }
         let mpath = dir.join("metadata");
         let f = std::fs::File::open(&mpath).map_err(|e| Error::io(&mpath, e))?;
         // Mapped rather than read: the kernel maps the page cache's pages
@@ -792,9 +795,15 @@ fn scan_dirs(
     let mut cut = None;
     let mut damage: Vec<crate::Damage> = class.damage.iter().cloned().collect();
     for dir in dirs {
-        if crate::capture::is_capture(dir) {
-            // A live capture file: its streams, unpacked.
-            let (files, c) = crate::capture::stream_files(dir)?;
+        let capture = crate::capture::is_capture(dir);
+        if capture || crate::ftrace::is_dat(dir) {
+            // A live capture file or a trace-cmd file: its streams,
+            // unpacked.
+            let (files, c) = if capture {
+                crate::capture::stream_files(dir)?
+            } else {
+                crate::ftrace::stream_files(dir)?
+            };
             cut = cut.or(c);
             for sf in files {
                 let sf = Arc::new(sf);

@@ -124,7 +124,11 @@ pub fn write(
 ) -> Result<(Summary, Option<reef_read::Error>), Error> {
     let traces: Vec<Arc<Trace>> = src.traces.clone();
     for t in &traces {
-        if t.cut.is_some() || t.dirs.iter().any(|d| !d.join("metadata").is_file()) {
+        // A trace-cmd file's trace is written as a directory; a capture
+        // file is refused (`reef listen -o` writes it as one).
+        let file_trace =
+            |d: &PathBuf| !d.join("metadata").is_file() && !reef_ctf::ftrace::is_dat(d);
+        if t.cut.is_some() || t.dirs.iter().any(file_trace) {
             return Err(Error::Usage(format!(
                 "{}: not a trace directory (a capture file?): `reef listen -o DIR` writes a CTF trace",
                 t.path.display()
@@ -141,7 +145,8 @@ pub fn write(
         // before the cut) is written again from what was read: a copy
         // would be the damaged file (which babeltrace2 refuses, or
         // hangs on); the damage is still reported.
-        if want == major && t.class.damage.is_none() {
+        let dat = t.dirs.iter().any(|d| reef_ctf::ftrace::is_dat(d));
+        if want == major && t.class.damage.is_none() && !dat {
             continue;
         }
         let text = match want {
@@ -247,6 +252,9 @@ fn out_dirs(
 struct FileOut {
     path: PathBuf,
     src: PathBuf,
+    /// A source with no file of its own (a trace-cmd file's stream,
+    /// converted into an unlinked file): copied from its mapping.
+    mapped: Option<Arc<reef_ctf::trace::StreamFile>>,
     file: Option<File>,
     src_file: Option<File>,
     /// Bytes written.
@@ -259,10 +267,15 @@ struct FileOut {
 }
 
 impl FileOut {
-    fn new(path: PathBuf, src: PathBuf) -> FileOut {
+    fn new(
+        path: PathBuf,
+        src: PathBuf,
+        mapped: Option<Arc<reef_ctf::trace::StreamFile>>,
+    ) -> FileOut {
         FileOut {
             path,
             src,
+            mapped,
             file: None,
             src_file: None,
             pos: 0,
@@ -298,6 +311,11 @@ impl FileOut {
         let Some((a, b)) = self.pending.take() else {
             return Ok(());
         };
+        if let Some(m) = self.mapped.clone() {
+            let data = m.data().get(a as usize..b as usize).unwrap_or_default();
+            let path = self.path.clone();
+            return self.file()?.write_all(data).map_err(io(&path));
+        }
         if self.src_file.is_none() {
             self.src_file = Some(File::open(&self.src).map_err(io(&self.src))?);
         }
@@ -550,12 +568,21 @@ impl<'a> StreamWriter<'a> {
             if self.ended {
                 break;
             }
-            let dir = f.path.parent().unwrap_or(Path::new(""));
+            // A trace-cmd file's streams are named `FILE#cpuN`: written
+            // as `cpuN` in its trace's directory.
+            let name = f.path.file_name().unwrap_or_default().to_string_lossy();
+            let (dir, name, mapped) = match (trace.dirs.first(), name.rsplit_once('#')) {
+                (Some(d), Some((_, n))) if f.path.parent() == d.parent() && !d.is_dir() => {
+                    (d.as_path(), n.to_string(), Some(f.clone()))
+                }
+                _ => (
+                    f.path.parent().unwrap_or(Path::new("")),
+                    name.into_owned(),
+                    None,
+                ),
+            };
             let Some(odir) = dirs.get(dir) else { continue };
-            let mut out = FileOut::new(
-                odir.join(f.path.file_name().unwrap_or_default()),
-                f.path.clone(),
-            );
+            let mut out = FileOut::new(odir.join(name), f.path.clone(), mapped);
             let r = self.file(c, &trace, fi, f, &mut out, summary);
             let written = out.finish();
             if written? {
