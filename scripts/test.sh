@@ -43,6 +43,7 @@ SUITES=(
     "profile|tests/profile/run.sh|bash"
     "live|tests/live/run.sh|bash"
     "recover|tests/recover/run.sh|bash"
+    "kernel|tests/kernel/run.sh|bash"
     "install|tests/install/run.sh|bash"
     "export|tests/export/run.sh|bash"
     "convert|tests/convert/run.sh|bash"

@@ -377,6 +377,7 @@ pub fn metadata(dat: &Dat, common: &Common, classes: &BTreeMap<u32, &Class>) -> 
 /// decompressed chunks.
 pub struct Pages<'a> {
     b: &'a [u8],
+    page: usize,
     cpu: CpuData,
     compression: Option<&'a str>,
     compressed: bool,
@@ -396,6 +397,7 @@ impl<'a> Pages<'a> {
     pub fn new(dat: &'a Dat, b: &'a [u8], cpu: CpuData) -> Pages<'a> {
         Pages {
             b,
+            page: dat.page_size,
             cpu,
             compression: dat.compression.as_deref(),
             compressed: dat.buffer_compressed,
@@ -423,26 +425,35 @@ impl<'a> Pages<'a> {
 
     /// Calls `f` on each run of pages, in order.
     fn each(&self, mut f: impl FnMut(&Run<'_>) -> Result<(), DatError>) -> Result<(), DatError> {
-        let end = self.cpu.offset.checked_add(self.cpu.size);
-        if end.is_none_or(|e| e > self.b.len() as u64) {
-            return Err(DatError {
-                offset: self.cpu.offset,
-                msg: format!(
-                    "CPU {}'s data ({} bytes at byte {}) runs past the end of the file ({} bytes)",
-                    self.cpu.cpu,
-                    self.cpu.size,
-                    self.cpu.offset,
-                    self.b.len()
-                ),
-            });
-        }
+        let len = self.b.len() as u64;
+        let past = self
+            .cpu
+            .offset
+            .checked_add(self.cpu.size)
+            .is_none_or(|e| e > len);
+        let past_err = || DatError {
+            offset: self.cpu.offset.min(len),
+            msg: format!(
+                "its data ({} bytes at byte {}) runs past the end of the file ({len} bytes)",
+                self.cpu.size, self.cpu.offset
+            ),
+        };
         if !self.compressed {
-            let (start, size) = (self.cpu.offset as usize, self.cpu.size as usize);
-            return f(&Run {
-                bytes: &self.b[start..start + size],
+            // The whole pages the file holds are read, then a cut is
+            // reported.
+            let start = self.cpu.offset.min(len) as usize;
+            let end = self.cpu.offset.saturating_add(self.cpu.size).min(len) as usize;
+            let whole = if past {
+                start + (end - start) / self.page * self.page
+            } else {
+                end
+            };
+            f(&Run {
+                bytes: &self.b[start..whole],
                 chunk: None,
-                file_at: self.cpu.offset,
-            });
+                file_at: start as u64,
+            })?;
+            return if past { Err(past_err()) } else { Ok(()) };
         }
         let mut at = self.cpu.offset;
         let count = self.u32_at(at)?;
@@ -453,7 +464,7 @@ impl<'a> Pages<'a> {
             let data_at = at + 8;
             let data = self
                 .b
-                .get(data_at as usize..(data_at + csize) as usize)
+                .get(data_at as usize..data_at.saturating_add(csize).min(u64::MAX >> 1) as usize)
                 .ok_or(DatError {
                     offset: at,
                     msg: format!("the file ends inside a compressed chunk of {csize} bytes"),
@@ -500,6 +511,8 @@ impl Writer<'_> {
             discarded: 0,
             last_ts: 0,
             open: false,
+            start: 0,
+            any: false,
         };
         let mut io_err = None;
         let page = self.dat.page_size;
@@ -526,7 +539,8 @@ impl Writer<'_> {
                 );
                 // A damaged page's events before the damage are kept.
                 if st.open {
-                    finish_packet(&mut st.pkt, self.dat.big_endian, st.last_ts);
+                    let at = st.start;
+                    finish_packet(&mut st.pkt[at..], self.dat.big_endian, st.last_ts);
                     st.open = false;
                 }
                 if !st.pkt.is_empty() {
@@ -669,8 +683,19 @@ impl Writer<'_> {
                     }
                     ts = ts.wrapping_add(delta);
                     if !st.open {
-                        start_packet(&mut st.pkt, be, page_ts.min(ts), st.discarded, cpu);
+                        let begin = page_ts.min(ts);
+                        st.pkt.clear();
+                        if !st.any && st.discarded > 0 {
+                            // Events lost before the first page: an empty
+                            // packet before it lets readers count them
+                            // (a first packet's count is no difference).
+                            start_packet(&mut st.pkt, be, begin, 0, cpu);
+                            finish_packet(&mut st.pkt, be, begin);
+                        }
+                        st.start = st.pkt.len();
+                        start_packet(&mut st.pkt, be, begin, st.discarded, cpu);
                         st.open = true;
+                        st.any = true;
                     }
                     self.event(&data[body], ts, be, &mut st.pkt, used)
                         .map_err(|m| w.err((doff + pos) as u64, m))?;
@@ -737,6 +762,10 @@ struct PageState {
     last_ts: u64,
     /// A packet is started in `pkt`.
     open: bool,
+    /// Where in `pkt` the open packet starts.
+    start: usize,
+    /// A packet was written.
+    any: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -780,7 +809,6 @@ const CONTENT_AT: usize = 24;
 const SIZE_AT: usize = 32;
 
 fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) {
-    pkt.clear();
     put(pkt, be, MAGIC, 4);
     put(pkt, be, 0, 4); // stream id
     put(pkt, be, ts, 8);
