@@ -43,12 +43,12 @@ def work(*p):
 
 
 def run(cmd, timeout=300, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, **kw)
 
 
 def reef(*args, timeout=300):
     e = dict(os.environ, TZ="UTC")
-    return subprocess.run([ARGS.reef, *args], capture_output=True, text=True, timeout=timeout, env=e)
+    return subprocess.run([ARGS.reef, *args], capture_output=True, text=True, errors="replace", timeout=timeout, env=e)
 
 
 def put(name, value):
@@ -355,15 +355,52 @@ def lost_events_equal_trace_cmd():
 
 def babeltrace2_reads_the_converted_trace():
     dat, _ = workload_dat()
-    out = work("converted")
-    shutil.rmtree(out, ignore_errors=True)
-    c = reef("convert", dat, "-o", out)
-    check(c.returncode == 0, "reef convert: %s" % c.stderr[-300:])
+    out = converted_dir()
     bt = run(["babeltrace2", out], env=dict(os.environ, TZ="UTC"))
     check(bt.returncode == 0 and bt.stderr == "", "babeltrace2: %d %s" % (bt.returncode, bt.stderr[-300:]))
     p = reef("print", dat)
     check(p.stdout == bt.stdout, "babeltrace2's text of the converted trace differs from reef print's of the .dat")
     return "%d lines identical" % bt.stdout.count("\n")
+
+
+def converted_dir():
+    """The workload's recording as `reef convert` writes it (a directory
+    babeltrace2 reads)."""
+    out = work("converted")
+    if "converted" not in MEMO:
+        dat, _ = workload_dat()
+        shutil.rmtree(out, ignore_errors=True)
+        c = reef("convert", dat, "-o", out)
+        check(c.returncode == 0, "reef convert: %s" % c.stderr[-300:])
+        MEMO["converted"] = out
+    return out
+
+
+def view_api_on_dat():
+    """`reef view` on the .dat: tests/view/api/check.py's checks (rows,
+    thread states, windows, events, search, filters, wakeup arrows),
+    babeltrace2 reading the converted copy as the oracle."""
+    dat, _ = workload_dat()
+    ctf = converted_dir()
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = run([sys.executable, os.path.join(here, "../view/api/check.py"), "--ftrace", dat, ctf],
+            timeout=900, env=dict(os.environ, REEF_BIN=ARGS.reef, TZ="UTC"))
+    fails = [l for l in r.stdout.splitlines() if l.startswith("FAIL")]
+    check(r.returncode == 0 and not fails, "view API checks failed: %s" % (fails[:5] or r.stderr[-500:]))
+    m = re.search(r"check: (\d+) ok", r.stdout)
+    return "%s view API checks" % (m.group(1) if m else "?")
+
+
+def view_e2e_on_dat():
+    """The viewer's page on the .dat in headless Chromium (tests/view/e2e-ftrace.mjs)."""
+    dat, _ = workload_dat()
+    ctf = converted_dir()
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = run(["node", os.path.join(here, "../view/e2e-ftrace.mjs"), dat, ctf], timeout=600,
+            env=dict(os.environ, REEF_BIN=ARGS.reef, TZ="UTC"))
+    print(r.stdout.rstrip())
+    check(r.returncode == 0, "e2e failed: %s" % (r.stderr[-500:] or "see above"))
+    return "page checks passed (screenshot tests/view/screenshots/ftrace-*.png)"
 
 
 def damaged_copies_fail_cleanly():
@@ -535,7 +572,8 @@ def schedstats_equal_switch_records():
 
 TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed, fields_equal_trace_cmd_v6,
          lost_events_equal_trace_cmd, babeltrace2_reads_the_converted_trace, damaged_copies_fail_cleanly,
-         cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records]
+         cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
+         view_api_on_dat, view_e2e_on_dat]
 
 
 def main():

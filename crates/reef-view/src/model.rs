@@ -189,7 +189,18 @@ enum K {
     Other,
 }
 
-fn classify(name: &str) -> K {
+fn classify(name: &str, ftrace: bool) -> K {
+    if ftrace {
+        // ftrace: `sys_enter_NAME`/`sys_exit_NAME` and raw_syscalls'
+        // `sys_enter`/`sys_exit` (a thread in a call twice over is in it
+        // once).
+        if name.starts_with("sys_enter") {
+            return K::SysEntry;
+        }
+        if name.starts_with("sys_exit") {
+            return K::SysExit;
+        }
+    }
     match name {
         "sched_switch" => K::Switch,
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => K::Wakeup,
@@ -221,6 +232,9 @@ pub struct ClassKeys {
     /// may carry a `vtid` context.
     pub kernel: Vec<bool>,
     pub vtid: Vec<bool>,
+    /// Per trace: read from ftrace (its fields keep ftrace's names:
+    /// `prev_pid`, `pid` for a thread id).
+    pub ftrace: Vec<bool>,
     /// Per trace: its directory's name (`stream` rows' labels).
     pub trace_names: Vec<String>,
     /// Per trace and stream class: the event classes whose context and
@@ -234,6 +248,8 @@ impl ClassKeys {
         for t in traces {
             let mut bases = Vec::new();
             let mut vtid = false;
+            let ftrace = matches!(t.meta().env_get("tracer_name"),
+                Some(reef_ctf::model::EnvValue::Str(d)) if d == "ftrace");
             // LTTng names its context fields with a leading `_` (`_vtid`),
             // which babeltrace2 and the field lookups drop.
             let has_vtid = |p: &reef_ctf::plan::Plan| {
@@ -247,7 +263,7 @@ impl ClassKeys {
                 for ep in sp.event_plans() {
                     let name = &t.class.meta.streams[sp.class].events[ep.class].name;
                     vtid |= has_vtid(&ep.context);
-                    k.kinds.push(classify(name));
+                    k.kinds.push(classify(name, ftrace));
                     k.names.push(name.clone());
                 }
             }
@@ -274,6 +290,7 @@ impl ClassKeys {
             k.base.push(bases);
             k.kernel.push(kernel);
             k.vtid.push(vtid);
+            k.ftrace.push(ftrace);
             k.trace_names.push(
                 t.path
                     .file_name()
@@ -398,6 +415,8 @@ pub const R_VTID: u8 = 2;
 pub const R_VPID: u8 = 4;
 /// The list keeps the event (the command line's filter).
 pub const R_KEPT: u8 = 8;
+/// [`Rec::b`] of a fork whose child's process id is not recorded (ftrace).
+const NO_PID: i64 = i64::MIN;
 /// `sched_switch`'s `prev_state` is not 0.
 pub const R_BLOCKED: u8 = 16;
 
@@ -495,17 +514,30 @@ impl Extract {
             r.flags = R_CPU;
             let f = &mut self.f;
             let int = |f: &mut Field| f.get(cur).and_then(|v| v.as_i64());
+            // ftrace's `pid`, `prev_pid`, `child_pid` are thread ids.
+            let ft = self.keys.ftrace[trace];
             match self.keys.kinds[ckey as usize] {
                 K::Switch => {
-                    r.a = int(&mut f.prev_tid).unwrap_or(-1);
+                    let (prev, next) = match ft {
+                        true => (&mut f.prev_pid, &mut f.next_pid),
+                        false => (&mut f.prev_tid, &mut f.next_tid),
+                    };
+                    r.a = int(prev).unwrap_or(-1);
+                    r.b = int(next).unwrap_or(-1);
                     if int(&mut f.prev_state).unwrap_or(0) != 0 {
                         r.flags |= R_BLOCKED;
                     }
-                    r.b = int(&mut f.next_tid).unwrap_or(-1);
                     r.nm = names.push(r.a, f.prev_comm.get(cur));
                     names.push(r.b, f.next_comm.get(cur));
                 }
-                K::Wakeup | K::Exit => r.a = int(&mut f.tid).unwrap_or(-1),
+                K::Wakeup | K::Exit => {
+                    r.a = int(if ft { &mut f.pid } else { &mut f.tid }).unwrap_or(-1)
+                }
+                K::Fork if ft => {
+                    r.a = int(&mut f.child_pid).unwrap_or(-1);
+                    r.b = NO_PID; // the child's process is not recorded
+                    r.nm = names.push(r.a, f.child_comm.get(cur));
+                }
                 K::Fork => {
                     r.a = int(&mut f.child_tid).unwrap_or(-1);
                     r.b = int(&mut f.child_pid).unwrap_or(-1);
@@ -633,6 +665,9 @@ struct Fields {
     vtid: Field,
     vpid: Field,
     procname: Field,
+    /// ftrace's names of `prev_tid` and `next_tid`.
+    prev_pid: Field,
+    next_pid: Field,
 }
 
 impl Default for Fields {
@@ -655,6 +690,8 @@ impl Default for Fields {
             vtid: c("vtid"),
             vpid: c("vpid"),
             procname: c("procname"),
+            prev_pid: p("prev_pid"),
+            next_pid: p("next_pid"),
         }
     }
 }
@@ -970,7 +1007,9 @@ impl Model {
                 self.rows.name(trace, tid, name);
                 if r.a > 0 {
                     let row = self.rows.kthread(trace, r.a);
-                    self.rows.set_pid(row, r.b);
+                    if r.b != NO_PID {
+                        self.rows.set_pid(row, r.b);
+                    }
                 }
             }
             K::Exit => {

@@ -248,7 +248,7 @@ def with_delta(line, delta_text):
 
 
 class Event:
-    __slots__ = ("i", "t", "abs", "name", "cpu", "stream", "pkt", "sec", "ec", "f", "row")
+    __slots__ = ("i", "t", "abs", "name", "cpu", "stream", "pkt", "sec", "ec", "f", "k", "row")
 
     def field(self, name):
         """`$evt.NAME`: payload, event context, stream event context, (event
@@ -340,6 +340,24 @@ class Trace:
         self.end = self.times[-1] if self.times else 0
         self.env = trace_environment(path)
         self.kernel = self.env.get("domain") == "kernel"
+        # A trace read from ftrace keeps ftrace's names (docs/kernel.md):
+        # its thread ids are `pid`, `prev_pid`, `next_pid`, `child_pid`
+        # (a child's process id is not recorded), its system calls
+        # `sys_enter*` / `sys_exit*`. Mapped here onto LTTng's (`e.k`; the
+        # fields as bt2 names them stay in `e.f`).
+        self.ftrace = self.env.get("tracer_name") == "ftrace"
+        for e in self.events:
+            e.k = e.f  # the fields the kernel model reads
+        if self.ftrace:
+            for e in self.events:
+                f = e.k = dict(e.f)
+                if e.name == "sched_switch":
+                    f["prev_tid"], f["next_tid"] = f.pop("prev_pid", None), f.pop("next_pid", None)
+                elif e.name in WAKEUPS or e.name == "sched_process_exit":
+                    f["tid"] = f.pop("pid", None)
+                elif e.name == "sched_process_fork":
+                    f["child_tid"] = f.pop("child_pid", None)
+                    f.pop("parent_pid", None)
         self.rows = {}  # (kind, id) -> Row
         self.anomalies = []
         if self.kernel:
@@ -404,9 +422,13 @@ class Trace:
 
     def _kernel(self):
         def is_sys_entry(n):
+            if self.ftrace:
+                return n.startswith("sys_enter")
             return n.startswith("syscall_entry_") or n.startswith("sys_")
 
         def is_sys_exit(n):
+            if self.ftrace:
+                return n.startswith("sys_exit")
             return n.startswith("syscall_exit_") or n == "exit_syscall"
 
         irq_in = IRQ_ENTRY
@@ -424,13 +446,13 @@ class Trace:
             n = e.name
             tids = []
             if n == "sched_switch":
-                tids = [e.f.get("prev_tid"), e.f.get("next_tid")]
+                tids = [e.k.get("prev_tid"), e.k.get("next_tid")]
             elif n in wake or n == "sched_process_exit":
-                tids = [e.f.get("tid")]
+                tids = [e.k.get("tid")]
             elif n == "sched_process_fork":
-                tids = [e.f.get("child_tid")]
+                tids = [e.k.get("child_tid")]
             elif n == "lttng_statedump_process_state":
-                tids = [e.f.get("tid")]
+                tids = [e.k.get("tid")]
             for t in tids:
                 if t is not None and t != 0:
                     self.row("thread", t)
@@ -440,9 +462,9 @@ class Trace:
         for e in self.events:
             pairs = []
             if e.name == "sched_process_fork":
-                pairs = [(e.f.get("child_tid"), e.f.get("child_pid")), (e.f.get("parent_tid"), e.f.get("parent_pid"))]
+                pairs = [(e.k.get("child_tid"), e.k.get("child_pid")), (e.k.get("parent_tid"), e.k.get("parent_pid"))]
             elif e.name == "lttng_statedump_process_state":
-                pairs = [(e.f.get("tid"), e.f.get("pid"))]
+                pairs = [(e.k.get("tid"), e.k.get("pid"))]
             for tid, pid in pairs:
                 if tid in (None, 0) or pid is None or ("thread", tid) not in self.rows:
                     continue
@@ -476,14 +498,14 @@ class Trace:
         for e in self.events:
             n, c, t = e.name, e.cpu, e.t
             if n == "sched_switch":
-                p, ps, nx = e.f.get("prev_tid"), e.f.get("prev_state"), e.f.get("next_tid")
+                p, ps, nx = e.k.get("prev_tid"), e.k.get("prev_state"), e.k.get("next_tid")
                 if tv(p) != 6:  # a dying thread switched away stays exited
                     set_thread(p, t, 4 if ps == 0 else 5)
                 set_thread(nx, t, 2 if insys.get(nx, False) else 1)
                 cur[c] = nx
                 setv(("cpu", c), t, nx)
             elif n in wake:
-                tid = e.f.get("tid")
+                tid = e.k.get("tid")
                 if tv(tid) in (5, 6, -1):
                     set_thread(tid, t, 4)
             elif is_sys_entry(n):
@@ -510,7 +532,7 @@ class Trace:
                 if depth[c] == 0 and u is not None and tv(u) == 3:
                     set_thread(u, t, 2 if insys.get(u, False) else 1)
             elif n == "sched_process_exit":
-                set_thread(e.f.get("tid"), t, 6)
+                set_thread(e.k.get("tid"), t, 6)
 
         for key, lst in assigns.items():
             if key not in self.rows:
@@ -615,9 +637,9 @@ class Trace:
             arr = []
             for e in self.events:
                 if e.name in WAKEUPS:
-                    pending[e.f.get("tid")] = e
+                    pending[e.k.get("tid")] = e
                 elif e.name == "sched_switch":
-                    tid = e.f.get("next_tid")
+                    tid = e.k.get("next_tid")
                     w = pending.pop(tid, None)
                     if w is not None:
                         arr.append((tid, w.row, w.t, e.row, e.t))
@@ -669,6 +691,7 @@ class LightKernelTrace(Trace):
             e = Event()
             e.i = i
             e.f = {}
+            e.k = e.f
             if not m:
                 self.bad_lines += 1
                 continue
