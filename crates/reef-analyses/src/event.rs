@@ -526,6 +526,82 @@ fn classify(name: &str, ftrace: bool, old_prio: impl FnOnce() -> bool) -> Class 
     }
 }
 
+/// What the kernel traces in `traces` lack of the events an analysis
+/// with `interest` needs, each said with the option that records it:
+/// without them it would print empty tables and say nothing.
+pub fn missing_events(traces: &[Arc<Trace>], interest: Interest) -> Vec<String> {
+    let kernel: Vec<&Arc<Trace>> = traces
+        .iter()
+        .filter(|t| matches!(t.meta().env_get("domain"), Some(EnvValue::Str(d)) if d == "kernel"))
+        .collect();
+    if kernel.is_empty() {
+        return Vec::new();
+    }
+    let ftrace = kernel.iter().any(|t| is_ftrace(t));
+    let mut classes = std::collections::HashSet::new();
+    let mut names = std::collections::HashSet::new();
+    for t in &kernel {
+        let ft = is_ftrace(t);
+        for sc in &t.meta().streams {
+            for ec in &sc.events {
+                names.insert(ec.name.as_str());
+                classes.insert(std::mem::discriminant(&classify(&ec.name, ft, || false)));
+            }
+        }
+    }
+    let has = |c: Class| classes.contains(&std::mem::discriminant(&c));
+    let how = |lttng: &str, ft: &str| {
+        if ftrace {
+            format!("trace-cmd record {ft}, or those events in tracefs' set_event")
+        } else {
+            format!("lttng enable-event --kernel {lttng}")
+        }
+    };
+    let mut out = Vec::new();
+    if interest.threads && !has(Class::SchedSwitch) {
+        out.push(format!(
+            "the trace holds no sched_switch event: no thread is seen running (record it: {})",
+            how("sched_switch", "-e sched:sched_switch")
+        ));
+    }
+    let call = Class::SyscallEntry(Call {
+        skip: 0,
+        io: false,
+        pid: false,
+        connect: false,
+        opens: false,
+        kind: IoCall::of(""),
+    });
+    if interest.syscalls && !has(call) {
+        let raw = ftrace && names.contains("sys_enter");
+        out.push(format!(
+            "the trace holds no system call entry{} (record them: {})",
+            if raw {
+                " the model can name: raw_syscalls' sys_enter and sys_exit carry only a number"
+            } else {
+                ""
+            },
+            how("--syscall --all", "-e syscalls")
+        ));
+    }
+    if interest.irqs && !has(Class::IrqEntry) && !has(Class::SoftirqEntry) {
+        out.push(format!(
+            "the trace holds no IRQ event (record them: {})",
+            how("'irq_*'", "-e irq")
+        ));
+    }
+    if interest.pages && !has(Class::PageAlloc) {
+        out.push(format!(
+            "the trace holds no page allocation event (record them: {})",
+            how(
+                "'kmem_mm_page_*'",
+                "-e kmem:mm_page_alloc -e kmem:mm_page_free"
+            )
+        ));
+    }
+    out
+}
+
 /// The events an analysis needs the model to follow: the model reads the
 /// others as [`Kind::Other`] (they still move time forward). Leaving out a
 /// group must change nothing the analysis reports: see each group.

@@ -60,6 +60,9 @@ pub struct Analysed<A> {
     pub stopped: Option<reef_read::Error>,
     /// The model and the analysis at the end (none if no event was read).
     pub model: Option<Runner<A>>,
+    /// What the traces lack of the events the analysis needs
+    /// ([`crate::event::missing_events`]).
+    pub missing: Vec<String>,
 }
 
 /// [`analyse`], also giving back the model. A program about to exit can
@@ -96,6 +99,7 @@ pub fn run_model<A: Analysis>(
         None
     };
     let interest = analysis.interest();
+    let missing = crate::event::missing_events(&src.traces, interest);
     let mut run: Option<Runner<A>> = None;
     let mut analysis = Some(analysis);
     let mut feed = |ev: &Event| {
@@ -156,5 +160,6 @@ pub fn run_model<A: Analysis>(
         tables: Vec::new(),
         stopped,
         model: run,
+        missing,
     })
 }

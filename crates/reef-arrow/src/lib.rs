@@ -238,6 +238,11 @@ struct Lookups {
     prev_tid: CtfField,
     next_tid: CtfField,
     next_comm: CtfField,
+    /// ftrace's names (a .dat file's events keep them): the thread of
+    /// every event, and `sched_switch`'s thread ids.
+    common_pid: CtfField,
+    prev_pid: CtfField,
+    next_pid: CtfField,
     sd_tid: CtfField,
     sd_pid: CtfField,
     sd_name: CtfField,
@@ -260,6 +265,9 @@ impl Lookups {
             prev_tid: pl("prev_tid"),
             next_tid: pl("next_tid"),
             next_comm: pl("next_comm"),
+            common_pid: ctx("common_pid"),
+            prev_pid: pl("prev_pid"),
+            next_pid: pl("next_pid"),
             sd_tid: pl("tid"),
             sd_pid: pl("pid"),
             sd_name: pl("name"),
@@ -320,7 +328,9 @@ impl Attribution {
         let look = &mut self.look;
         let int = |f: &mut CtfField| f.get(c).and_then(|v| v.as_i64());
         let text = |f: &mut CtfField| f.get(c).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let mut tid = int(&mut look.vtid).or_else(|| int(&mut look.tid));
+        let mut tid = int(&mut look.vtid)
+            .or_else(|| int(&mut look.tid))
+            .or_else(|| int(&mut look.common_pid));
         let mut pid = int(&mut look.vpid).or_else(|| int(&mut look.pid));
         let mut procname = text(&mut look.procname);
         let name = c.event_name();
@@ -334,11 +344,12 @@ impl Attribution {
                             procname = Some(n.clone());
                         }
                     } else if name == "sched_switch" {
-                        tid = int(&mut look.prev_tid);
+                        tid = int(&mut look.prev_tid).or_else(|| int(&mut look.prev_pid));
                     }
                 }
                 if name == "sched_switch" {
-                    if let Some(next) = int(&mut look.next_tid) {
+                    if let Some(next) = int(&mut look.next_tid).or_else(|| int(&mut look.next_pid))
+                    {
                         let comm = text(&mut look.next_comm).unwrap_or_default();
                         th.running.insert((m.trace, cpu), (next, comm));
                     }

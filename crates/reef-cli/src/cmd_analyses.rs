@@ -470,6 +470,9 @@ fn analyse<A: Analysis>(
         return Ok((None, None));
     }
     let done = reef_analyses::run_model(&opts, analysis, !a.no_intersection)?;
+    for m in &done.missing {
+        eprintln!("reef: note: {m}");
+    }
     Ok((done.model, done.stopped))
 }
 

@@ -174,6 +174,8 @@ fn obj(v: Json) -> Map<String, Json> {
 /// The kernel events that make slices, by their fields.
 struct KernelFields {
     next_tid: CtfField,
+    /// ftrace's name of `next_tid` (a .dat file's events keep it).
+    next_pid: CtfField,
     next_comm: CtfField,
     irq: CtfField,
     name: CtfField,
@@ -208,6 +210,7 @@ pub fn write(
         .collect();
     let mut kf = KernelFields {
         next_tid: CtfField::in_scopes("next_tid", Scopes::Payload),
+        next_pid: CtfField::in_scopes("next_pid", Scopes::Payload),
         next_comm: CtfField::in_scopes("next_comm", Scopes::Payload),
         irq: CtfField::in_scopes("irq", Scopes::Payload),
         name: CtfField::in_scopes("name", Scopes::Payload),
@@ -360,7 +363,8 @@ fn kernel_slices<W: Write>(
     let irq_row = (cpus_pid(trace), (1 << 20) + cpu);
     if name == "sched_switch" {
         out.end_all(cpu_row, ns)?;
-        if let Some(next) = int(&mut kf.next_tid).filter(|&t| t != 0) {
+        let next = int(&mut kf.next_tid).or_else(|| int(&mut kf.next_pid));
+        if let Some(next) = next.filter(|&t| t != 0) {
             let comm = text(&mut kf.next_comm);
             out.names
                 .thread

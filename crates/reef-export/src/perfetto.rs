@@ -272,7 +272,7 @@ fn annotation(name: Option<&str>, v: &Json) -> pb::DebugAnnotation {
 /// The payload fields the ftrace events are made of.
 struct KFields(Vec<CtfField>);
 
-const NAMES: [&str; 23] = [
+const NAMES: [&str; 29] = [
     "prev_comm",
     "prev_tid",
     "prev_prio",
@@ -296,7 +296,27 @@ const NAMES: [&str; 23] = [
     "old_tid",
     "state",
     "cpu_id",
+    // ftrace's names of the thread ids (a .dat file's events keep them)
+    "prev_pid",
+    "next_pid",
+    "pid",
+    "parent_pid",
+    "child_pid",
+    "old_pid",
 ];
+
+/// ftrace's name of a thread id LTTng names `name`.
+fn ftrace_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "prev_tid" => "prev_pid",
+        "next_tid" => "next_pid",
+        "tid" => "pid",
+        "parent_tid" => "parent_pid",
+        "child_tid" => "child_pid",
+        "old_tid" => "old_pid",
+        _ => return None,
+    })
+}
 
 impl KFields {
     fn new() -> KFields {
@@ -317,7 +337,10 @@ impl KFields {
     }
 
     fn int(&mut self, c: &StreamCursor, name: &str) -> Option<i64> {
-        self.at(name).get(c).and_then(|v| v.as_i64())
+        match self.at(name).get(c).and_then(|v| v.as_i64()) {
+            Some(v) => Some(v),
+            None => self.at(ftrace_alias(name)?).get(c).and_then(|v| v.as_i64()),
+        }
     }
 
     fn i32(&mut self, c: &StreamCursor, name: &str) -> Option<i32> {
