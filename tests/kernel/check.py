@@ -376,6 +376,46 @@ def converted_dir():
     return out
 
 
+def python_reads_the_dat():
+    """`reef.open()` on the .dat (the Python package, installed into the
+    venv python/tests/run.sh uses): every event trace-cmd lists, with its
+    time, CPU, pid and fields."""
+    dat, _ = workload_dat()
+    venv = os.environ.get("REEF_PY_VENV", "/tmp/reef-python-venv")
+    py = os.path.join(venv, "bin", "python")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
+    if run([py, "-c", "import reef"]).returncode != 0:
+        if not os.path.exists(py):
+            check(run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv]).returncode == 0, "venv")
+        r = run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-deps", os.path.join(root, "python")],
+                timeout=1800)
+        check(r.returncode == 0, "installing the Python package: %s" % r.stderr[-300:])
+    script = (
+        "import json, sys, reef\n"
+        "for ev in reef.open(sys.argv[1]):\n"
+        "    print(json.dumps([ev.timestamp, ev.packet_context['cpu_id'], ev.stream_context['common_pid'], ev.name,\n"
+        "                      {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in ev.payload.items()}]))\n")
+    r = run([py, "-c", script, dat])
+    check(r.returncode == 0, "reef.open: %s" % r.stderr[-500:])
+    mine = {}
+    for line in r.stdout.splitlines():
+        ts, cpu, pid, name, fields = json.loads(line)
+        mine.setdefault(cpu, []).append((ts, pid, name, fields))
+    tc, _ = trace_cmd_events(dat)
+    n = 0
+    check(sorted(tc) == sorted(mine), "CPUs: trace-cmd %s, Python %s" % (sorted(tc), sorted(mine)))
+    for cpu in tc:
+        check(len(tc[cpu]) == len(mine[cpu]), "CPU %d: %d events, Python %d" % (cpu, len(tc[cpu]), len(mine[cpu])))
+        for x, y in zip(tc[cpu], mine[cpu]):
+            where = "CPU %d %s at %d" % (cpu, x[2], x[0])
+            check((x[0], x[1], x[2]) == (y[0], y[1], y[2]), "%s: Python gives %s" % (where, y[:3]))
+            theirs = tc_fields(x[3], list(y[3]))
+            for k, v in y[3].items():
+                check(k in theirs and same_value(v, theirs[k]), "%s: %s = %r in Python, %r in trace-cmd" % (where, k, v, theirs.get(k)))
+            n += 1
+    return "%d events, every field" % n
+
+
 def view_api_on_dat():
     """`reef view` on the .dat: tests/view/api/check.py's checks (rows,
     thread states, windows, events, search, filters, wakeup arrows),
@@ -573,7 +613,7 @@ def schedstats_equal_switch_records():
 TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed, fields_equal_trace_cmd_v6,
          lost_events_equal_trace_cmd, babeltrace2_reads_the_converted_trace, damaged_copies_fail_cleanly,
          cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
-         view_api_on_dat, view_e2e_on_dat]
+         python_reads_the_dat, view_api_on_dat, view_e2e_on_dat]
 
 
 def main():

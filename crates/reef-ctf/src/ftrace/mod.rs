@@ -98,9 +98,12 @@ fn convert(path: &Path) -> Result<Converted, Error> {
     let mut cut: Option<Cut> = None;
     let mut cpus = d.cpus.clone();
     cpus.sort_by_key(|c| c.cpu);
-    for cpu in cpus {
+    // CPUs are converted on as many threads as there are cores.
+    type Done = Result<(StreamFile, Option<dat::DatError>, BTreeSet<u32>), Error>;
+    let one = |cpu: dat::CpuData| -> Done {
         let pages = convert::Pages::new(&d, &map, cpu);
         let mut damage = None;
+        let mut used = BTreeSet::new();
         let mut name = path.as_os_str().to_os_string();
         name.push(format!("#cpu{}", cpu.cpu));
         let sf = crate::capture::temp_stream_file(PathBuf::from(name), |out| {
@@ -108,14 +111,38 @@ fn convert(path: &Path) -> Result<Converted, Error> {
             damage = e;
             Ok(())
         })?;
+        Ok((sf, damage, used))
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, cpus.len().max(1));
+    let mut done: Vec<(u32, Done)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let mine: Vec<dat::CpuData> =
+                    cpus.iter().skip(k).step_by(threads).copied().collect();
+                let one = &one;
+                s.spawn(move || {
+                    mine.into_iter()
+                        .map(|c| (c.cpu, one(c)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(cpu, _)| *cpu);
+    for (cpu, r) in done {
+        let (sf, damage, u) = r?;
+        used.extend(u);
         if let Some(e) = damage {
             cut = cut.or(Some(Cut {
                 path: path.to_path_buf(),
                 offset: e.offset,
-                msg: format!(
-                    "CPU {}: {} (its events before this were read)",
-                    cpu.cpu, e.msg
-                ),
+                msg: format!("CPU {cpu}: {} (its events before this were read)", e.msg),
             }));
         }
         if !sf.data().is_empty() {
