@@ -376,6 +376,124 @@ def converted_dir():
     return out
 
 
+def perf_workload():
+    """perf.data of the workload (perf record -e 'sched:*' -e 'irq:*' -a),
+    the workload's report, and perf's own reading of it (perf_dump.py)."""
+    if "perf" in MEMO:
+        return MEMO["perf"]
+    data, out = work("workload.perf.data"), work("workload-perf.out")
+    with open(out, "w") as o:
+        r = subprocess.run(["perf", "record", "-q", "-e", "sched:*", "-e", "irq:*", "-a", "-o", data, "--",
+                            ARGS.workload], stdout=o, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(r.returncode == 0, "perf record: %s" % r.stderr[-300:])
+    threads = {}
+    for line in open(out):
+        tid, name, ns, calls = line.split()
+        threads[int(tid)] = (name, int(ns), int(calls))
+    here = os.path.dirname(os.path.abspath(__file__))
+    d = run(["perf", "script", "-i", data, "-s", os.path.join(here, "perf_dump.py")], timeout=600)
+    check(d.returncode == 0, "perf script: %s" % d.stderr[-300:])
+    per_cpu = {}
+    for line in d.stdout.splitlines():
+        if not line.startswith("["):
+            continue
+        name, cpu, ns, tid, fields = json.loads(line)
+        per_cpu.setdefault(cpu, []).append((ns, tid, name.split("__", 1)[-1], fields))
+    MEMO["perf"] = (data, threads, per_cpu)
+    return MEMO["perf"]
+
+
+def perf_fields_equal_perf_script():
+    """Every sample perf's scripting engine gives, reef gives: time, CPU,
+    thread, name, every field."""
+    data, _, ref = perf_workload()
+    mine, r = reef_events(data)
+    check(r.returncode == 0, "reef print exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    check(sorted(ref) == sorted(mine), "CPUs: perf %s, reef %s" % (sorted(ref), sorted(mine)))
+    n = unknown = 0
+    for cpu in ref:
+        a, b = ref[cpu], mine[cpu]
+        check(len(a) == len(b), "CPU %d: perf gives %d samples, reef %d" % (cpu, len(a), len(b)))
+        for x, y in zip(a, b):
+            where = "CPU %d %s at %d" % (cpu, x[2], x[0])
+            # (perf gives -1 as the thread of samples whose task it did not
+            # tell: reef's is the record's common_pid)
+            no_tid = x[1] in (-1, 0xFFFFFFFF)
+            unknown += no_tid
+            check((x[0], x[2]) == (y[0], y[2]) and (no_tid or x[1] == y[1]),
+                  "%s: perf gives %s, reef %s" % (where, x[:3], y[:3]))
+            check(set(x[3]) == set(y[3]), "%s: fields %s in perf, %s in reef" % (where, sorted(x[3]), sorted(y[3])))
+            for k, v in x[3].items():
+                w = y[3][k]
+                same = (w - v) % (1 << 64) == 0 if isinstance(v, int) and isinstance(w, int) else \
+                    (w == v or (isinstance(v, str) and w == v.rstrip("\x00")))
+                check(same, "%s: %s = %r in perf, %r in reef" % (where, k, v, w))
+            n += 1
+    return "%d samples, every field (%d with a thread perf gives as -1)" % (n, unknown)
+
+
+def perf_cputop_equals_switch_records():
+    """reef cputop on the perf.data against the CPU time summed from perf's
+    own sched_switch records (within 0.1 ms or 1 %) and, as on the .dat,
+    within 1 ms or 3 % of each thread's own CPU time."""
+    data, threads, ref = perf_workload()
+    run_ns, since, gaps = {}, {}, 0
+    for cpu, evs in ref.items():
+        for ts, _tid, name, f in evs:
+            if name != "sched_switch":
+                continue
+            if cpu in since:
+                if since[cpu][0] == f["prev_pid"]:
+                    run_ns[f["prev_pid"]] = run_ns.get(f["prev_pid"], 0) + ts - since[cpu][1]
+                else:
+                    gaps += 1
+            since[cpu] = (f["next_pid"], ts)
+    d = lami("cputop", data)
+    span = d["results"][0]["time-range"]
+    dur = span["end"]["value"] - span["begin"]["value"]
+    usage = {row[0]["tid"]: row[3]["value"] * dur for row in d["results"][0]["data"]}
+    out = []
+    for tid, (name, ns, _) in threads.items():
+        if name == "wl-filler":
+            continue
+        want = run_ns.get(tid, 0)
+        check(abs(usage.get(tid, 0) - want) <= max(100000, want / 100),
+              "%s (%d): reef cputop %.0f ns, perf's sched_switch records %d ns" % (name, tid, usage.get(tid, 0), want))
+        check(abs(usage.get(tid, 0) - ns) <= max(1000000, ns * 3 / 100),
+              "%s (%d): reef cputop %.0f ns, its own CLOCK_THREAD_CPUTIME_ID %d ns" % (name, tid, usage.get(tid, 0), ns))
+        out.append("%s %.3f ms (records %+.0f us, self %+.0f us)" % (
+            name, usage[tid] / 1e6, (usage[tid] - want) / 1e3, (usage[tid] - ns) / 1e3))
+    return ", ".join(out) + "; %d switches unrecorded by the kernel" % gaps
+
+
+def perf_damaged_copies_fail_cleanly():
+    data, _, _ = perf_workload()
+    b = open(data, "rb").read()
+    full = set(reef("print", "--clock-cycles", "--no-delta", data).stdout.splitlines())
+    rng = random.Random(11)
+    copies = [("cut%d" % n, b[:n]) for n in (12, 60, 200, len(b) // 4, len(b) // 2, len(b) - 10)]
+    for i in range(12):
+        c = bytearray(b)
+        for _ in range(1 + i % 3):
+            j = rng.randrange(0, len(c))
+            c[j] ^= 1 << rng.randrange(8)
+        copies.append(("flip%d" % i, bytes(c)))
+    errors = 0
+    for name, c in copies:
+        p = work("perf-damaged-%s.data" % name)
+        with open(p, "wb") as f:
+            f.write(c)
+        r = reef("print", "--clock-cycles", "--no-delta", p, timeout=120)
+        check(r.returncode in (0, 1) and "panicked" not in r.stderr, "%s: exit %d %s" % (name, r.returncode, r.stderr[-300:]))
+        if r.returncode == 1:
+            errors += 1
+            check(p in r.stderr and re.search(r"byte \d+", r.stderr), "%s: no file and offset: %s" % (name, r.stderr[-300:]))
+        if name.startswith("cut"):
+            stray = [l for l in r.stdout.splitlines() if l not in full]
+            check(not stray, "%s: events the file does not hold: %s" % (name, stray[:2]))
+    return "%d copies, %d errors, none fatal" % (len(copies), errors)
+
+
 def python_reads_the_dat():
     """`reef.open()` on the .dat (the Python package, installed into the
     venv python/tests/run.sh uses): every event trace-cmd lists, with its
@@ -613,7 +731,8 @@ def schedstats_equal_switch_records():
 TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed, fields_equal_trace_cmd_v6,
          lost_events_equal_trace_cmd, babeltrace2_reads_the_converted_trace, damaged_copies_fail_cleanly,
          cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
-         python_reads_the_dat, view_api_on_dat, view_e2e_on_dat]
+         python_reads_the_dat, view_api_on_dat, view_e2e_on_dat,
+         perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly]
 
 
 def main():

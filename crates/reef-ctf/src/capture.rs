@@ -263,7 +263,7 @@ pub fn load_class(path: &Path) -> Result<TraceClass, Error> {
 }
 
 /// A new, already unlinked, temporary file.
-fn temp_file() -> std::io::Result<File> {
+pub(crate) fn temp_file() -> std::io::Result<File> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir();
     loop {

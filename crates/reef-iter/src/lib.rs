@@ -47,7 +47,10 @@ pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         if !md.is_dir() {
             return Err(Error::io(
                 p,
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a trace: neither a trace directory nor a file reef reads (a live capture, a trace-cmd .dat, a perf.data)",
+                ),
             ));
         }
         walk(p, &mut out)?;

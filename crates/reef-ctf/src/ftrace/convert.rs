@@ -708,7 +708,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn event(
+    pub(super) fn event(
         &self,
         rec: &[u8],
         ts: u64,
@@ -808,7 +808,7 @@ const TS_END_AT: usize = 16;
 const CONTENT_AT: usize = 24;
 const SIZE_AT: usize = 32;
 
-fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) {
+pub(super) fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) {
     put(pkt, be, MAGIC, 4);
     put(pkt, be, 0, 4); // stream id
     put(pkt, be, ts, 8);
@@ -819,7 +819,7 @@ fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) 
     put(pkt, be, u64::from(cpu), 4);
 }
 
-fn finish_packet(pkt: &mut [u8], be: bool, ts_end: u64) {
+pub(super) fn finish_packet(pkt: &mut [u8], be: bool, ts_end: u64) {
     let bits = (pkt.len() as u64) * 8;
     let set = |pkt: &mut [u8], at: usize, v: u64| {
         let b = if be { v.to_be_bytes() } else { v.to_le_bytes() };

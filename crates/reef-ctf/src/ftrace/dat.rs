@@ -160,6 +160,59 @@ pub fn is_dat(bytes: &[u8]) -> bool {
     bytes.len() >= MAGIC.len() && &bytes[..MAGIC.len()] == MAGIC
 }
 
+/// Reads the tracing data perf keeps in a perf.data file (its
+/// `HEADER_TRACING_DATA` feature, at file offset `base`): trace-cmd's
+/// version 6 header (version `0.5` or `0.6`) up to the command lines,
+/// with no CPU data.
+pub fn read_tracing_data(b: &[u8], base: u64) -> Res<Dat> {
+    let mut r = R {
+        b,
+        pos: 0,
+        base,
+        flat: false,
+        be: false,
+    };
+    r.expect(MAGIC, "the tracing data's magic")?;
+    let vat = r.at();
+    let v = r.cstr("the tracing data's version")?;
+    if v != "0.5" && v != "0.6" {
+        return err(
+            vat,
+            format!("tracing data version {v:?} is not supported (0.5 and 0.6 are)"),
+        );
+    }
+    let e = r.take(1, "the byte order")?[0];
+    r.be = e == 1;
+    let _long = r.take(1, "the long size")?[0];
+    let page_size = r.u32("the page size")? as usize;
+    let mut dat = Dat {
+        version: 6,
+        big_endian: r.be,
+        page_size,
+        compression: None,
+        kernel_long: 8,
+        data_offset: 16,
+        formats: Vec::new(),
+        cmdlines: Vec::new(),
+        clock: "perf".into(),
+        uname: None,
+        tool_version: None,
+        offset_ns: 0,
+        cpus: Vec::new(),
+        buffer_compressed: false,
+    };
+    header_info(&mut r, &mut dat)?;
+    event_formats(&mut r, "ftrace", &mut dat.formats)?;
+    systems(&mut r, &mut dat.formats)?;
+    let _kallsyms = r.sized_text(false, "the kallsyms section")?;
+    let _printk = r.sized_text(false, "the printk formats")?;
+    if v == "0.6" && r.pos < r.b.len() {
+        let c = r.sized_text(true, "the saved command lines")?;
+        cmdlines(c, &mut dat.cmdlines);
+    }
+    Ok(dat)
+}
+
 /// Reads the layout of the `.dat` file whose bytes are `b`.
 pub fn read(b: &[u8], path: &Path) -> Res<Dat> {
     let _ = path;

@@ -13,6 +13,7 @@
 pub mod convert;
 pub mod dat;
 pub mod format;
+pub mod perf;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -26,13 +27,14 @@ use crate::capture::Cut;
 use crate::trace::StreamFile;
 use crate::{Error, TraceClass};
 
-/// Whether `path` is a file that starts like a `.dat` file.
+/// Whether `path` is a file that starts like a `.dat` file or a
+/// perf.data file.
 pub fn is_dat(path: &Path) -> bool {
     let mut h = [0u8; 10];
     File::open(path)
         .and_then(|mut f| f.read_exact(&mut h))
         .is_ok()
-        && dat::is_dat(&h)
+        && (dat::is_dat(&h) || perf::is_perf(&h))
 }
 
 /// A converted `.dat` file.
@@ -82,6 +84,9 @@ fn convert(path: &Path) -> Result<Converted, Error> {
     // turned into zeros and reported by the guard (crate::guard).
     let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
     let guard = crate::guard::Guard::of(&map);
+    if perf::is_perf(&map) {
+        return convert_perf(path, key, &map, &guard);
+    }
     let d = dat::read(&map, path).map_err(|e| stream_err(path, e))?;
     let (common, classes) = convert::classes(&d).map_err(|m| Error::Stream {
         path: path.to_path_buf(),
@@ -167,6 +172,68 @@ fn convert(path: &Path) -> Result<Converted, Error> {
         class: Some(class),
         files,
         cut,
+    })
+}
+
+/// [`convert`] of a perf.data file.
+fn convert_perf(
+    path: &Path,
+    key: Key,
+    map: &[u8],
+    guard: &crate::guard::Guard,
+) -> Result<Converted, Error> {
+    let p = perf::read(map).map_err(|e| stream_err(path, e))?;
+    let (common, classes) = convert::classes(&p.dat).map_err(|m| Error::Stream {
+        path: path.to_path_buf(),
+        offset: 0,
+        msg: m,
+    })?;
+    let w = convert::Writer {
+        dat: &p.dat,
+        common: &common,
+        classes: &classes,
+    };
+    let mut used = BTreeSet::new();
+    let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
+    let s =
+        perf::streams(&p, map, &w, &mut used, &mut crate::capture::temp_file).map_err(tmp_err)?;
+    if guard.faulted() {
+        return Err(Error::Stream {
+            path: path.to_path_buf(),
+            offset: 0,
+            msg: "the file was truncated while being read".into(),
+        });
+    }
+    let mut files = Vec::new();
+    for (cpu, f) in s.files {
+        // SAFETY: as in `capture::temp_stream_file`: private and unlinked.
+        let m = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
+        let mut name = path.as_os_str().to_os_string();
+        name.push(format!("#cpu{cpu}"));
+        let sf = StreamFile::new(PathBuf::from(name), m);
+        if !sf.data().is_empty() {
+            files.push(sf);
+        }
+    }
+    let used: BTreeMap<u32, &convert::Class> = used
+        .iter()
+        .filter_map(|id| classes.get(id).map(|c| (*id, c)))
+        .collect();
+    let mut text = convert::metadata(&p.dat, &common, &used);
+    text = text.replace(
+        "tracer_name = \"ftrace\";",
+        "tracer_name = \"ftrace\";\n\tftrace_source = \"perf\";",
+    );
+    let class = crate::capture::class_from_metadata(text.as_bytes(), path)?;
+    Ok(Converted {
+        key,
+        class: Some(class),
+        files,
+        cut: s.damage.map(|e| Cut {
+            path: path.to_path_buf(),
+            offset: e.offset,
+            msg: format!("{} (the samples before this were read)", e.msg),
+        }),
     })
 }
 
