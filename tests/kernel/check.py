@@ -494,6 +494,53 @@ def perf_damaged_copies_fail_cleanly():
     return "%d copies, %d errors, none fatal" % (len(copies), errors)
 
 
+def record_kernel():
+    """`reef record --kernel`: a CTF trace babeltrace2 prints cleanly (as
+    reef prints it), a state dump of every thread first, and the analyses'
+    figures on it: getppid() counts exact, CPU time within 1 ms or 3 % of
+    each thread's own."""
+    out = work("record-kernel")
+    shutil.rmtree(out, ignore_errors=True)
+    rep = work("record-kernel.out")
+    with open(rep, "w") as o:
+        r = subprocess.run([ARGS.reef, "record", "--kernel", "-e",
+                            "sched,irq,syscalls:sys_enter_getppid,syscalls:sys_exit_getppid",
+                            "-o", out, "--", ARGS.workload], stdout=o, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+    check(r.returncode == 0, "reef record: %s" % r.stderr[-300:])
+    check(open(os.path.join(TRACEFS, "set_event")).read().strip() == "", "tracefs' events left enabled")
+    threads = {}
+    for line in open(rep):
+        tid, name, ns, calls = line.split()
+        threads[int(tid)] = (name, int(ns), int(calls))
+    bt = run(["babeltrace2", out], env=dict(os.environ, TZ="UTC"))
+    check(bt.returncode == 0 and bt.stderr == "", "babeltrace2: %d %s" % (bt.returncode, bt.stderr[-300:]))
+    check(reef("print", out).stdout == bt.stdout, "reef print differs from babeltrace2 on the recording")
+    dump = [l for l in bt.stdout.splitlines() if " lttng_statedump_process_state: " in l]
+    check(any("tid = 1, pid = 1," in l for l in dump), "the state dump has no thread 1: %s" % dump[:2])
+    check(len(dump) == len({l.split("tid = ")[1].split(",")[0] for l in dump}), "a thread twice in the state dump")
+    d = lami("cputop", out)
+    span = d["results"][0]["time-range"]
+    dur = span["end"]["value"] - span["begin"]["value"]
+    usage = {row[0]["tid"]: row[3]["value"] * dur for row in d["results"][0]["data"]}
+    calls = {}
+    for res in lami("syscallstats", out)["results"]:
+        c = res["class"]
+        m = re.search(r"TID: (\d+)", c.get("title", "") if isinstance(c, dict) else "")
+        if m:
+            calls[int(m.group(1))] = {row[0]["name"]: row[1]["value"] for row in res["data"]}
+    info = []
+    for tid, (name, ns, n) in threads.items():
+        if name == "wl-filler":
+            continue
+        check(abs(usage.get(tid, 0) - ns) <= max(1000000, ns * 3 / 100),
+              "%s (%d): reef cputop %.0f ns, its own CPU time %d ns" % (name, tid, usage.get(tid, 0), ns))
+        check(calls.get(tid, {}).get("getppid") == n, "%s: %s getppid calls, %d made" % (name, calls.get(tid), n))
+        info.append("%s %+.0f us" % (name, (usage[tid] - ns) / 1e3))
+    return "%d events, %d threads in the state dump; cputop - self: %s" % (
+        bt.stdout.count("\n"), len(dump), ", ".join(info))
+
+
 def python_reads_the_dat():
     """`reef.open()` on the .dat (the Python package, installed into the
     venv python/tests/run.sh uses): every event trace-cmd lists, with its
@@ -732,7 +779,7 @@ TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed,
          lost_events_equal_trace_cmd, babeltrace2_reads_the_converted_trace, damaged_copies_fail_cleanly,
          cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
          python_reads_the_dat, view_api_on_dat, view_e2e_on_dat,
-         perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly]
+         record_kernel, perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly]
 
 
 def main():

@@ -1061,7 +1061,8 @@ impl Probe<'_> {
             return true;
         }
         let (mut name, scopes) = FIELDS[f];
-        if self.ftrace {
+        // (`reef record --kernel`'s state dump keeps LTTng's names)
+        if self.ftrace && self.info.class != Class::StatedumpProcess {
             match ftrace_field(f) {
                 Some(n) => name = n,
                 None => return false,

@@ -14,6 +14,7 @@ mod cmd_listen;
 mod cmd_periods;
 mod cmd_print;
 mod cmd_profile;
+mod cmd_record;
 mod cmd_recover;
 mod cmd_sql;
 mod cmd_stats;
@@ -260,6 +261,12 @@ enum Command {
         override_usage = "reef sql [OPTIONS] TRACE_OR_DATASET... QUERY"
     )]
     Sql(cmd_sql::SqlArgs),
+    /// Record the kernel through tracefs (ftrace, no LTTng modules) into a
+    /// CTF trace directory, with a process state dump first, while a
+    /// command runs (or for --duration seconds). Needs root.
+    ///
+    /// Example: reef record --kernel -e sched,irq,syscalls -o k -- make -j2
+    Record(cmd_record::RecordArgs),
     /// Write the trace of a libreef program that died: its stream files,
     /// completed with what its crash-safe rings (REEF_CRASH_SAFE=1) held.
     ///
@@ -415,6 +422,7 @@ fn main() -> ExitCode {
         Command::Activities(a) if cmd_activities::decoded_by_script(a) => script::delegate(),
         Command::Activities(a) => cmd_activities::run(a),
         Command::Periods(a) => cmd_periods::run(a),
+        Command::Record(a) => cmd_record::run(a),
         Command::Recover(a) => cmd_recover::run(a),
         Command::Convert(a) => cmd_convert::run(a),
         Command::Sql(a) => cmd_sql::run(a),

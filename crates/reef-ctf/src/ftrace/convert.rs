@@ -322,10 +322,17 @@ pub fn metadata(dat: &Dat, common: &Common, classes: &BTreeMap<u32, &Class>) -> 
 \t\tinteger {{ size = 32; align = 8; signed = false; }} stream_id;\n\t}};\n}};\n\n"
     );
     m.push_str("env {\n\tdomain = \"kernel\";\n\ttracer_name = \"ftrace\";\n");
-    let _ = writeln!(m, "\ttrace_cmd_file_version = {};", dat.version);
+    if dat.version >= 6 {
+        let _ = writeln!(m, "\ttrace_cmd_file_version = {};", dat.version);
+    }
     let _ = writeln!(m, "\tftrace_clock = \"{}\";", esc(&dat.clock));
     if let Some(v) = &dat.tool_version {
-        let _ = writeln!(m, "\ttrace_cmd_version = \"{}\";", esc(v));
+        let key = if dat.version >= 6 {
+            "trace_cmd_version"
+        } else {
+            "recorder"
+        };
+        let _ = writeln!(m, "\t{key} = \"{}\";", esc(v));
     }
     if let Some(u) = &dat.uname {
         let w: Vec<&str> = u.split_whitespace().collect();
@@ -529,30 +536,23 @@ impl Writer<'_> {
                         base + at as u64
                     },
                 };
-                let r = self.page(
+                let r = self.page_out(
                     &bytes[at..at + page],
                     where_,
                     pages.cpu.cpu,
                     &mut st,
                     &mut counts,
                     used,
+                    out,
                 );
-                // A damaged page's events before the damage are kept.
-                if st.open {
-                    let at = st.start;
-                    finish_packet(&mut st.pkt[at..], self.dat.big_endian, st.last_ts);
-                    st.open = false;
+                if let Err(e) = r.1 {
+                    io_err = Some(e);
+                    return Err(DatError {
+                        offset: 0,
+                        msg: String::new(),
+                    });
                 }
-                if !st.pkt.is_empty() {
-                    if let Err(e) = out.write_all(&st.pkt) {
-                        io_err = Some(e);
-                        return Err(DatError {
-                            offset: 0,
-                            msg: String::new(),
-                        });
-                    }
-                    st.pkt.clear();
-                }
+                let r = r.0;
                 r?;
                 at += page;
             }
@@ -579,6 +579,33 @@ impl Writer<'_> {
             return Err(e);
         }
         Ok((counts, res.err()))
+    }
+
+    /// [`Writer::page`], then the page's packet written to `out` (the
+    /// events before a damage included): the page's result and the write's.
+    #[allow(clippy::too_many_arguments)]
+    fn page_out(
+        &self,
+        p: &[u8],
+        w: Where,
+        cpu: u32,
+        st: &mut PageState,
+        counts: &mut Counts,
+        used: &mut std::collections::BTreeSet<u32>,
+        out: &mut dyn Write,
+    ) -> (Result<(), DatError>, std::io::Result<()>) {
+        let r = self.page(p, w, cpu, st, counts, used);
+        if st.open {
+            let at = st.start;
+            finish_packet(&mut st.pkt[at..], self.dat.big_endian, st.last_ts);
+            st.open = false;
+        }
+        let mut io = Ok(());
+        if !st.pkt.is_empty() {
+            io = out.write_all(&st.pkt);
+            st.pkt.clear();
+        }
+        (r, io)
     }
 
     fn page(
@@ -708,7 +735,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    pub(super) fn event(
+    pub fn event(
         &self,
         rec: &[u8],
         ts: u64,
@@ -753,6 +780,62 @@ impl Writer<'_> {
         put(out, be, ts, 8);
         run_ops(&c.ops, rec, be, out)?;
         run_ops(&class.ops, rec, be, out)
+    }
+}
+
+/// One CPU's pages fed one at a time, as a live recording reads them
+/// (tracefs' `trace_pipe_raw`).
+pub struct CpuFeed {
+    st: PageState,
+    counts: Counts,
+    cpu: u32,
+    pages: u64,
+}
+
+impl CpuFeed {
+    pub fn new(cpu: u32) -> CpuFeed {
+        CpuFeed {
+            st: PageState {
+                pkt: Vec::new(),
+                discarded: 0,
+                last_ts: 0,
+                open: false,
+                start: 0,
+                any: false,
+            },
+            counts: Counts::default(),
+            cpu,
+            pages: 0,
+        }
+    }
+
+    /// Converts one page to a packet written to `out`; a damaged page is
+    /// returned as the error (its events before the damage are written).
+    pub fn page(
+        &mut self,
+        w: &Writer,
+        page: &[u8],
+        out: &mut dyn Write,
+        used: &mut std::collections::BTreeSet<u32>,
+    ) -> std::io::Result<Option<DatError>> {
+        let at = self.pages * page.len() as u64;
+        self.pages += 1;
+        let (r, io) = w.page_out(
+            page,
+            Where { chunk: None, at },
+            self.cpu,
+            &mut self.st,
+            &mut self.counts,
+            used,
+            out,
+        );
+        io?;
+        Ok(r.err())
+    }
+
+    /// What was read so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
     }
 }
 
@@ -808,7 +891,7 @@ const TS_END_AT: usize = 16;
 const CONTENT_AT: usize = 24;
 const SIZE_AT: usize = 32;
 
-pub(super) fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) {
+pub fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64, cpu: u32) {
     put(pkt, be, MAGIC, 4);
     put(pkt, be, 0, 4); // stream id
     put(pkt, be, ts, 8);
@@ -819,7 +902,7 @@ pub(super) fn start_packet(pkt: &mut Vec<u8>, be: bool, ts: u64, discarded: u64,
     put(pkt, be, u64::from(cpu), 4);
 }
 
-pub(super) fn finish_packet(pkt: &mut [u8], be: bool, ts_end: u64) {
+pub fn finish_packet(pkt: &mut [u8], be: bool, ts_end: u64) {
     let bits = (pkt.len() as u64) * 8;
     let set = |pkt: &mut [u8], at: usize, v: u64| {
         let b = if be { v.to_be_bytes() } else { v.to_le_bytes() };
