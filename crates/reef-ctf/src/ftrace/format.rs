@@ -220,8 +220,8 @@ mod tests {
         assert_eq!(
             k,
             [
-                ("name", FieldKind::DataLoc),
                 ("prev_comm", FieldKind::Array(16)),
+                ("name", FieldKind::DataLoc),
                 ("filename", FieldKind::Scalar),
                 ("prev_state", FieldKind::Scalar),
                 ("buf", FieldKind::Flexible),
