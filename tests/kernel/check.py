@@ -126,7 +126,7 @@ def converted(version, compression):
 # --- trace-cmd's reading: `trace-cmd report -R -t` -------------------------
 
 TC_LINE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}): ([^:\s]+):\s?(.*)$")
-TC_LOST = re.compile(r"^CPU:\s*(\d+) \[(?:(\d+) EVENTS DROPPED|LOST (\d+) EVENTS|LOST EVENTS)\]")
+TC_LOST = re.compile(r"^CPU:\s*(\d+) \[(?:(\d+) EVENTS DROPPED|EVENTS DROPPED|LOST (\d+) EVENTS|LOST EVENTS)\]")
 
 
 def trace_cmd_events(dat):
@@ -143,6 +143,8 @@ def trace_cmd_events(dat):
             continue
         m = TC_LOST.match(line)
         if m:
+            # (no count: the kernel flagged a loss it did not count; reef
+            # counts it as one, docs/ftrace.md)
             n = m.group(2) or m.group(3) or "1"
             lost[int(m.group(1))] = lost.get(int(m.group(1)), 0) + int(n)
     return per_cpu, lost
@@ -343,7 +345,7 @@ def lost_events_equal_trace_cmd():
     compare(dat)
     r = reef("print", dat)
     mine = {}
-    for m in re.finditer(r"Tracer discarded (\d+) events .* within stream \"[^\"]*#cpu(\d+)\"", r.stderr):
+    for m in re.finditer(r"Tracer discarded (\d+) events? .* within stream \"[^\"]*#cpu(\d+)\"", r.stderr):
         mine[int(m.group(2))] = mine.get(int(m.group(2)), 0) + int(m.group(1))
     check(mine == lost, "lost events per CPU: trace-cmd %s, reef %s" % (lost, mine))
     s = reef("stats", dat)
@@ -437,17 +439,8 @@ def perf_cputop_equals_switch_records():
     own sched_switch records (within 0.1 ms or 1 %) and, as on the .dat,
     within 1 ms or 3 % of each thread's own CPU time."""
     data, threads, ref = perf_workload()
-    run_ns, since, gaps = {}, {}, 0
-    for cpu, evs in ref.items():
-        for ts, _tid, name, f in evs:
-            if name != "sched_switch":
-                continue
-            if cpu in since:
-                if since[cpu][0] == f["prev_pid"]:
-                    run_ns[f["prev_pid"]] = run_ns.get(f["prev_pid"], 0) + ts - since[cpu][1]
-                else:
-                    gaps += 1
-            since[cpu] = (f["next_pid"], ts)
+    run_ns, unrecorded = runtimes({cpu: [(ts, f["prev_pid"], f["next_pid"]) for ts, _t, name, f in evs
+                                         if name == "sched_switch"] for cpu, evs in ref.items()})
     d = lami("cputop", data)
     span = d["results"][0]["time-range"]
     dur = span["end"]["value"] - span["begin"]["value"]
@@ -459,11 +452,8 @@ def perf_cputop_equals_switch_records():
         want = run_ns.get(tid, 0)
         check(abs(usage.get(tid, 0) - want) <= max(100000, want / 100),
               "%s (%d): reef cputop %.0f ns, perf's sched_switch records %d ns" % (name, tid, usage.get(tid, 0), want))
-        check(abs(usage.get(tid, 0) - ns) <= max(1000000, ns * 3 / 100),
-              "%s (%d): reef cputop %.0f ns, its own CLOCK_THREAD_CPUTIME_ID %d ns" % (name, tid, usage.get(tid, 0), ns))
-        out.append("%s %.3f ms (records %+.0f us, self %+.0f us)" % (
-            name, usage[tid] / 1e6, (usage[tid] - want) / 1e3, (usage[tid] - ns) / 1e3))
-    return ", ".join(out) + "; %d switches unrecorded by the kernel" % gaps
+        out.append("%s %.3f ms (records %+.0f us)" % (name, usage[tid] / 1e6, (usage[tid] - want) / 1e3))
+    return ", ".join(out) + "; " + versus_self(threads, usage, unrecorded)
 
 
 def perf_damaged_copies_fail_cleanly():
@@ -529,16 +519,17 @@ def record_kernel():
         m = re.search(r"TID: (\d+)", c.get("title", "") if isinstance(c, dict) else "")
         if m:
             calls[int(m.group(1))] = {row[0]["name"]: row[1]["value"] for row in res["data"]}
-    info = []
     for tid, (name, ns, n) in threads.items():
-        if name == "wl-filler":
-            continue
-        check(abs(usage.get(tid, 0) - ns) <= max(1000000, ns * 3 / 100),
-              "%s (%d): reef cputop %.0f ns, its own CPU time %d ns" % (name, tid, usage.get(tid, 0), ns))
-        check(calls.get(tid, {}).get("getppid") == n, "%s: %s getppid calls, %d made" % (name, calls.get(tid), n))
-        info.append("%s %+.0f us" % (name, (usage[tid] - ns) / 1e3))
-    return "%d events, %d threads in the state dump; cputop - self: %s" % (
-        bt.stdout.count("\n"), len(dump), ", ".join(info))
+        if name != "wl-filler":
+            check(calls.get(tid, {}).get("getppid") == n, "%s: %s getppid calls, %d made" % (name, calls.get(tid), n))
+    sw = {}
+    for l in bt.stdout.splitlines():
+        m = re.search(r"sched_switch: \{ cpu_id = (\d+) \}.*prev_pid = (\d+),.*next_pid = (\d+),", l)
+        if m and " sched_switch: " in l:
+            sw.setdefault(int(m.group(1)), []).append((0, int(m.group(2)), int(m.group(3))))
+    _, unrecorded = runtimes(sw)
+    return "%d events, %d threads in the state dump; cputop %s" % (
+        bt.stdout.count("\n"), len(dump), versus_self(threads, usage, unrecorded))
 
 
 def python_reads_the_dat():
@@ -674,21 +665,50 @@ def switch_runtimes(dat):
     switches the kernel did not record (a switch out of a thread other
     than the one last switched in)."""
     tc, _ = trace_cmd_events(dat)
-    run_ns, since, gaps = {}, {}, 0
+    per_cpu = {}
     for cpu, evs in tc.items():
         for ts, _pid, name, rest in evs:
-            if name != "sched_switch":
-                continue
-            f = tc_fields(rest, ["prev_comm", "prev_pid", "prev_prio", "prev_state",
-                                 "next_comm", "next_pid", "next_prio"])
-            prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
+            if name == "sched_switch":
+                f = tc_fields(rest, ["prev_comm", "prev_pid", "prev_prio", "prev_state",
+                                     "next_comm", "next_pid", "next_prio"])
+                per_cpu.setdefault(cpu, []).append((ts, int(f["prev_pid"]), int(f["next_pid"])))
+    return runtimes(per_cpu)
+
+
+def runtimes(switches):
+    """From each CPU's (ts, prev, next) switches: CPU time per thread, and
+    the threads the kernel switched out with no switch in recorded (their
+    time then is not in the records)."""
+    run_ns, since, unrecorded = {}, {}, set()
+    for cpu, sw in switches.items():
+        for ts, prev, nxt in sw:
             if cpu in since:
                 if since[cpu][0] == prev:
                     run_ns[prev] = run_ns.get(prev, 0) + ts - since[cpu][1]
                 else:
-                    gaps += 1
+                    unrecorded.add(prev)
             since[cpu] = (nxt, ts)
-    return run_ns, gaps
+    return run_ns, unrecorded
+
+
+def versus_self(threads, usage, unrecorded):
+    """Each workload thread's CPU time from reef against its own clock
+    (1 ms or 3 %): the threads the kernel left a switch in unrecorded for
+    are not compared (the records lack that time, for every tool); at
+    least one must be."""
+    out, compared = [], 0
+    for tid, (name, ns, _) in threads.items():
+        if name == "wl-filler":
+            continue
+        if tid in unrecorded:
+            out.append("%s not compared (a switch in unrecorded)" % name)
+            continue
+        compared += 1
+        check(abs(usage.get(tid, 0) - ns) <= max(1000000, ns * 3 / 100),
+              "%s (%d): reef cputop %.0f ns, its own CLOCK_THREAD_CPUTIME_ID %d ns" % (name, tid, usage.get(tid, 0), ns))
+        out.append("%s %+.0f us" % (name, (usage.get(tid, 0) - ns) / 1e3))
+    check(compared > 0, "no workload thread could be compared with its own CPU time")
+    return "self: " + ", ".join(out)
 
 
 def cputop_equals_thread_cpu_time():
@@ -704,7 +724,7 @@ def cputop_equals_thread_cpu_time():
     span = d["results"][0]["time-range"]
     dur = span["end"]["value"] - span["begin"]["value"]
     usage = {row[0]["tid"]: row[3]["value"] * dur for row in res["per-process"]["data"]}
-    ref, gaps = switch_runtimes(dat)
+    ref, unrecorded = switch_runtimes(dat)
     out = []
     for tid, (name, ns, _) in threads.items():
         if name == "wl-filler":
@@ -713,11 +733,8 @@ def cputop_equals_thread_cpu_time():
         want = ref.get(tid, 0)
         check(abs(usage[tid] - want) <= max(100000, want / 100),
               "%s (%d): reef cputop %.0f ns, trace-cmd's sched_switch records %d ns" % (name, tid, usage[tid], want))
-        check(abs(usage[tid] - ns) <= max(1000000, ns * 3 / 100),
-              "%s (%d): reef cputop %.0f ns, its own CLOCK_THREAD_CPUTIME_ID %d ns" % (name, tid, usage[tid], ns))
-        out.append("%s %.3f ms (records %+.0f us, self %+.0f us)" % (
-            name, usage[tid] / 1e6, (usage[tid] - want) / 1e3, (usage[tid] - ns) / 1e3))
-    return ", ".join(out) + "; %d switches unrecorded by the kernel" % gaps
+        out.append("%s %.3f ms (records %+.0f us)" % (name, usage[tid] / 1e6, (usage[tid] - want) / 1e3))
+    return ", ".join(out) + "; " + versus_self(threads, usage, unrecorded)
 
 
 def syscallstats_counts_known_calls():
