@@ -895,9 +895,6 @@ def main():
     reef = reef_binary()
     rep = Report("check: ")
     print("     (seed %d)" % SEED, flush=True)
-    traces = [("bug446190", os.path.join(KERNEL_TRACES, "bug446190"), None),
-              ("uneven-streams", os.path.join(KERNEL_TRACES, "uneven-streams"), None),
-              ("demo", ensure_demo_trace(), None)]
     # `check.py --ftrace DAT CTF`: a trace-cmd file served, its `reef
     # convert` copy read by babeltrace2 (tests/kernel); that trace alone.
     ftrace = "--ftrace" in sys.argv
@@ -905,6 +902,10 @@ def main():
         i = sys.argv.index("--ftrace")
         dat, ctf = sys.argv[i + 1], sys.argv[i + 2]
         traces = [("ftrace " + os.path.basename(dat), ctf, dat)]
+    else:
+        traces = [("bug446190", os.path.join(KERNEL_TRACES, "bug446190"), None),
+                  ("uneven-streams", os.path.join(KERNEL_TRACES, "uneven-streams"), None),
+                  ("demo", ensure_demo_trace(), None)]
     for i, (label, path, serve) in enumerate(traces):
         rnd = random.Random(SEED * 1000 + i)
         cover = [0, 0]
