@@ -544,6 +544,8 @@ def crash_safe_sigsegv_writes_the_trace_and_recover_agrees():
     out, _ = recover(trace)
     rec = steps(bt2_clean(out))
     for t in range(4):
+        if t != 0 and logged[t] < 0 and not direct.get(t) and not rec.get(t):
+            continue  # the thread had not traced yet when thread 0 crashed
         contiguous(direct.get(t, []), "written at the signal, thread %d" % t)
         contiguous(rec.get(t, []), "recovered, thread %d" % t)
         check(rec[t][0] == 0 and rec[t][-1] >= direct[t][-1],
