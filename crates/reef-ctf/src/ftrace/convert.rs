@@ -64,41 +64,10 @@ pub struct Common {
     type_len: usize,
 }
 
-const KEYWORDS: &[&str] = &[
-    "align",
-    "callsite",
-    "const",
-    "char",
-    "clock",
-    "double",
-    "enum",
-    "env",
-    "event",
-    "floating_point",
-    "float",
-    "integer",
-    "int",
-    "long",
-    "short",
-    "signed",
-    "stream",
-    "string",
-    "struct",
-    "trace",
-    "typealias",
-    "typedef",
-    "unsigned",
-    "variant",
-    "void",
-    "_Bool",
-    "_Complex",
-    "_Imaginary",
-];
-
 /// A field's name in TSDL: CTF readers drop one leading underscore, so a
 /// name that has one (or that is a TSDL keyword) gets one more.
 fn ident(name: &str) -> String {
-    if name.starts_with('_') || KEYWORDS.contains(&name) {
+    if name.starts_with('_') || crate::metadata::write::KEYWORDS.contains(&name) {
         format!("_{name}")
     } else {
         name.to_string()

@@ -901,7 +901,7 @@ fn is_text(elem: &FieldClass) -> bool {
 
 /// TSDL keywords: a name spelled like one gets a leading `_` (which
 /// babeltrace2 and reef drop when they show it).
-const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "align",
     "callsite",
     "const",
