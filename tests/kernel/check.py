@@ -456,6 +456,119 @@ def perf_cputop_equals_switch_records():
     return ", ".join(out) + "; " + versus_self(threads, usage, unrecorded)
 
 
+def perf_profile():
+    """perf.data of tests/kernel/prof.c under `perf record -g` (a command,
+    so its samples carry no CPU), and perf's own reading of its samples:
+    (name, ns, pid, tid, period, ip, comm, callchain [(address, symbol,
+    dso)]), in time order."""
+    if "prof" in MEMO:
+        return MEMO["prof"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    exe, data = work("prof"), work("prof.perf.data")
+    r = run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror", "-pthread",
+             "-o", exe, os.path.join(here, "prof.c")])
+    check(r.returncode == 0, "gcc prof.c: %s" % r.stderr[-300:])
+    r = run(["perf", "record", "-q", "-g", "-o", data, "--", exe], timeout=120)
+    check(r.returncode == 0, "perf record -g: %s" % r.stderr[-300:])
+    d = run(["perf", "script", "-i", data, "-s", os.path.join(here, "perf_dump.py")], timeout=600)
+    check(d.returncode == 0, "perf script: %s" % d.stderr[-300:])
+    samples = []
+    for line in d.stdout.splitlines():
+        if line.startswith("S "):
+            name, _cpu, ns, pid, tid, period, ip, comm, chain = json.loads(line[2:])
+            samples.append((name, ns, pid, tid, period, ip, comm, [tuple(c) for c in chain]))
+    check(len(samples) > 200, "perf script gave %d samples of prof.c" % len(samples))
+    # Which frames are a symbol's first byte (perf script's `sym+0x0`):
+    # a return address there follows a call that ended the function
+    # before, which perf names by the next symbol and reef, looking up
+    # the byte before it, by the calling one.
+    t = run(["perf", "script", "-i", data, "--ns", "-F", "tid,time,ip,sym,symoff"], timeout=600)
+    check(t.returncode == 0, "perf script -F: %s" % t.stderr[-300:])
+    starts, block = [], None
+    for line in t.stdout.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("\t") and not line.startswith(" " * 8):
+            block = []
+            starts.append(block)
+        elif block is not None:
+            block.append(bool(re.search(r"\+0x0\b(?!x)", line)) and not line.strip().endswith("+0x0 ([unknown])"))
+    check(len(starts) == len(samples), "perf script gave %d samples as text, %d to a script" % (len(starts), len(samples)))
+    samples = [s + (at_start,) for s, at_start in zip(samples, starts)]
+    samples.sort(key=lambda s: (s[1], s[3]))
+    MEMO["prof"] = (data, samples)
+    return MEMO["prof"]
+
+
+def perf_callchains_equal_perf_script():
+    """perf record -g: every sample perf gives, reef gives, with the same
+    time, process, thread, period, address and callchain (addresses)."""
+    data, ref = perf_profile()
+    per_run, r = reef_events(data)
+    check(r.returncode == 0, "reef print exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    mine = sorted(((ts, f["tid"], name, f) for evs in per_run.values() for ts, _p, name, f in evs
+                   if "callchain" in f), key=lambda e: (e[0], e[1]))
+    check(len(mine) == len(ref), "perf gives %d samples, reef %d" % (len(ref), len(mine)))
+    frames = 0
+    for (name, ns, pid, tid, period, ip, _comm, chain, _s), (ts, _t, rname, f) in zip(ref, mine):
+        where = "the sample at %d ns of thread %d" % (ns, tid)
+        check((rname, ts, f["pid"], f["tid"], f["period"], f["ip"]) == (name, ns, pid, tid, period, ip),
+              "%s: perf gives %s, reef %s" % (where, (name, ns, pid, tid, period, ip),
+                                               (rname, ts, f["pid"], f["tid"], f["period"], f["ip"])))
+        check(f["callchain"] == [c[0] for c in chain], "%s: callchain %s in perf, %s in reef" % (
+            where, [hex(c[0]) for c in chain], [hex(a) for a in f["callchain"]]))
+        frames += len(chain)
+    return "%d samples, %d callchain entries" % (len(ref), frames)
+
+
+def perf_profile_equals_perf_script():
+    """reef profile --folded --per-thread --no-inline on the perf.data: the same stacks
+    and counts as folded from perf's own symbols for each sample's
+    callchain (a frame perf cannot name, and one reef cannot, is
+    [unknown])."""
+    data, ref = perf_profile()
+    want = {}
+    ambiguous = 0
+    for _name, _ns, _pid, tid, _period, _ip, comm, chain, at_start in ref:
+        names = []
+        for i, (_a, sym, _d) in enumerate(chain):
+            if i > 0 and i < len(at_start) and at_start[i]:
+                names.append("*")
+                ambiguous += 1
+            else:
+                names.append((sym or "[unknown]").replace(";", "_"))
+        key = ";".join(["%s-%d" % (comm, tid)] + names[::-1])
+        want[key] = want.get(key, 0) + 1
+    r = reef("profile", "--folded", "--per-thread", "--no-inline", data)
+    check(r.returncode == 0, "reef profile exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    got = {}
+    for line in r.stdout.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        names = [x if not x.startswith("[") else "[unknown]" for x in stack.split(";")]
+        key = ";".join(names)
+        got[key] = got.get(key, 0) + int(n)
+    # A line with a frame perf names by the next symbol ("*") takes reef's
+    # lines equal to it but there.
+    for k in [k for k in want if "*" in k]:
+        pat = re.compile("^" + ";".join("[^;]*" if f == "*" else re.escape(f) for f in k.split(";")) + "$")
+        n = want.pop(k)
+        for g in sorted(got):
+            if n and pat.match(g) and g not in want:
+                take = min(n, got[g])
+                got[g] -= take
+                n -= take
+                if not got[g]:
+                    del got[g]
+        if n:
+            want[k] = n
+    diff = sorted(set(want.items()) ^ set(got.items()))
+    check(not diff, "%d folded lines differ, e.g. %s" % (len(diff), "; ".join(
+        "%s (perf %s, reef %s)" % (k, want.get(k), got.get(k)) for k, _ in diff[:4])))
+    top = max(want.items(), key=lambda kv: kv[1])
+    return "%d stacks, %d samples (%d frames at a symbol's first byte); hottest: %s %d" % (
+        len(want), sum(want.values()), ambiguous, top[0], top[1])
+
+
 def perf_damaged_copies_fail_cleanly():
     data, _, _ = perf_workload()
     b = open(data, "rb").read()
@@ -796,7 +909,8 @@ TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed,
          lost_events_equal_trace_cmd, babeltrace2_reads_the_converted_trace, damaged_copies_fail_cleanly,
          cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
          python_reads_the_dat, view_api_on_dat, view_e2e_on_dat,
-         record_kernel, perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly]
+         record_kernel, perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly,
+         perf_callchains_equal_perf_script, perf_profile_equals_perf_script]
 
 
 def main():

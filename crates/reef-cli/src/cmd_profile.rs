@@ -53,6 +53,11 @@ pub struct ProfileArgs {
     /// `.gnu_debuglink` names), before /usr/lib/debug.
     #[arg(long, value_name = "DIR")]
     pub debug_dir: Vec<PathBuf>,
+    /// Name each address by its function alone, without the functions
+    /// DWARF says were inlined there (as `perf script` and `perf report
+    /// --no-inline` do).
+    #[arg(long)]
+    pub no_inline: bool,
     /// Write to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -62,6 +67,7 @@ pub fn run(a: &ProfileArgs) -> anyhow::Result<ExitCode> {
     // The objects from the whole trace first (a window or a filter must
     // not hide them), then the reading's samples and calls.
     let mut sym = Symbolizer::new(&a.debug_dir);
+    sym.inline = !a.no_inline;
     collect::read_objects(&a.read.options(), &mut sym)?;
     let grouping = Grouping {
         per_thread: a.per_thread,

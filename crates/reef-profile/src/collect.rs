@@ -1,5 +1,6 @@
 //! Reading a profile from traces through `reef-read`: the objects of the
-//! statedumps ([`read_objects`]), then the samples, function entries and
+//! statedumps and of perf's `MMAP` records ([`read_objects`]), then the
+//! samples (libreef's, perf's with a callchain), function entries and
 //! exits, and events with an `ip` context of a reading ([`collect`]),
 //! turned into [`Stacks`] ([`Collected::stacks`]). The same rules as
 //! `reef profile` (its folded stacks are these stacks), for front ends
@@ -15,9 +16,12 @@ use reef_read::{Msg, ReadOptions, Source};
 
 use crate::{CallTree, Mapping, Node, Stacks, Symbolizer};
 
-/// The statedump events: `reef:object` (libreef), `lttng_ust_statedump:*`.
-pub const OBJECTS_FILTER: &str =
-    r#"$evt.$name == "reef:object" || $evt.$name == "lttng_ust_statedump:*""#;
+/// The statedump events: `reef:object` (libreef), `lttng_ust_statedump:*`,
+/// and a perf.data file's mappings, forks and program executions.
+pub const OBJECTS_FILTER: &str = r#"$evt.$name == "reef:object" || $evt.$name == "lttng_ust_statedump:*" || $evt.$name == "perf_mmap" || $evt.$name == "perf_fork" || $evt.$name == "perf_comm""#;
+
+/// `PROT_EXEC`: a perf `MMAP` record of code.
+const PROT_EXEC: u64 = 4;
 
 /// The unsigned integers of an event's payload, in order.
 fn payload_u64(m: &Msg) -> Vec<u64> {
@@ -68,6 +72,7 @@ pub fn read_objects(opts: &ReadOptions, sym: &mut Symbolizer) -> Result<(), reef
     // LTTng gives the build id in its own event, keyed by base address.
     let mut lttng: HashMap<u64, Mapping> = HashMap::new();
     let mut path_f = Field::new("path");
+    let mut filename_f = Field::new("filename");
     let stopped = src.for_each_event(|m, _| {
         let name = m.cursor.event_name();
         let v = payload_u64(m);
@@ -98,6 +103,25 @@ pub fn read_objects(opts: &ReadOptions, sym: &mut Symbolizer) -> Result<(), reef
             if v.get(2) == Some(&0) {
                 e.bias = 0;
             }
+        } else if name == "perf_mmap" && v.len() >= 6 {
+            // pid, tid, start, len, pgoff, prot; the file name.
+            let path = filename_f
+                .get(m.cursor)
+                .and_then(|p| p.as_str().map(|s| s.into_owned()))
+                .unwrap_or_default();
+            // The kernel's (pid -1) is named from kallsyms; anonymous
+            // code has no file; the vDSO is this machine's.
+            if v[5] & PROT_EXEC != 0
+                && v[0] as i32 >= 0
+                && (path.starts_with('/') || path == "[vdso]")
+            {
+                let map = sym.mmap(&path, Vec::new(), v[2], v[3], v[4]);
+                sym.add_in(v[0] as u32, map);
+            }
+        } else if name == "perf_fork" && v.len() >= 2 && v[0] != v[1] {
+            sym.copy_space(v[1] as u32, v[0] as u32);
+        } else if name == "perf_comm" && v.len() >= 3 && v[2] == 1 && v[0] == v[1] {
+            sym.clear_space(v[0] as u32);
         } else if name == "lttng_ust_statedump:build_id" && !v.is_empty() {
             let id: Vec<u8> = sequence(&v, 1).iter().map(|b| *b as u8).collect();
             lttng
@@ -136,8 +160,11 @@ struct Groups {
     tid: Field,
     vtid: Field,
     vpid: Field,
+    pid: Field,
     procname: Field,
     g: Grouping,
+    /// The names of threads, from a perf.data file's `COMM` records.
+    comms: HashMap<i64, String>,
 }
 
 impl Groups {
@@ -151,29 +178,32 @@ impl Groups {
             Some(EnvValue::Str(s)) => Some(s.clone()),
             None => None,
         };
+        let tid = self
+            .vtid
+            .get(m.cursor)
+            .or_else(|| self.tid.get(m.cursor))
+            .and_then(|v| v.as_i64());
+        let pid = self
+            .vpid
+            .get(m.cursor)
+            .or_else(|| self.pid.get(m.cursor))
+            .and_then(|v| v.as_i64());
+        let named = if g.per_process { pid } else { tid };
         let proc_ = self
             .procname
             .get(m.cursor)
             .and_then(|v| v.as_str().map(|s| s.into_owned()))
+            .or_else(|| named.and_then(|t| self.comms.get(&t).cloned()))
             .or_else(|| env("procname"))
             .unwrap_or_else(|| "?".into());
         if g.per_process {
-            let pid = self
-                .vpid
-                .get(m.cursor)
-                .and_then(|v| v.as_i64())
+            let pid = pid
                 .map(|v| v.to_string())
                 .or_else(|| env("vpid"))
                 .unwrap_or_else(|| "?".into());
             return format!("{proc_}-{pid}");
         }
-        let tid = self
-            .vtid
-            .get(m.cursor)
-            .or_else(|| self.tid.get(m.cursor))
-            .and_then(|v| v.as_i64())
-            .map_or("?".into(), |v| v.to_string());
-        format!("{proc_}-{tid}")
+        format!("{proc_}-{}", tid.map_or("?".into(), |v| v.to_string()))
     }
 
     /// Function events pair per thread whatever the grouping: the thread,
@@ -200,8 +230,9 @@ impl Groups {
 #[derive(Default)]
 pub struct Collected {
     pub grouping: Grouping,
-    /// (group, stack) → samples.
-    pub samples: HashMap<(String, Vec<u64>), u64>,
+    /// (group, address space, stack) → samples: the space is a perf
+    /// sample's process, 0 for libreef's samples.
+    pub samples: HashMap<(String, u32, Vec<u64>), u64>,
     pub tree: CallTree,
     /// (group, ip, event name) → events.
     pub emitted: HashMap<(String, u64, String), u64>,
@@ -244,9 +275,15 @@ pub fn collect(
         tid: Field::new("tid"),
         vtid: Field::new("vtid"),
         vpid: Field::new("vpid"),
+        pid: Field::new("pid"),
         procname: Field::new("procname"),
         g: grouping,
+        comms: HashMap::new(),
     };
+    // A perf sample: its period and its callchain's length.
+    let mut period_f = Field::new("period");
+    let mut chain_f = Field::new("callchain_len");
+    let mut comm_f = Field::new("comm");
     let mut c = Collected {
         grouping,
         ..Collected::default()
@@ -271,8 +308,34 @@ pub fn collect(
             let stack = sequence(&v, 1).to_vec();
             c.nsamples += 1;
             *c.samples
-                .entry((groups.key(m, grouping), stack))
+                .entry((groups.key(m, grouping), 0, stack))
                 .or_default() += 1;
+        } else if name == "perf_fork" {
+            // pid, ppid, tid, ptid: a new thread has its parent's name.
+            let v = payload_u64(m);
+            if let (Some(&tid), Some(&ptid)) = (v.get(2), v.get(3)) {
+                let (tid, ptid) = (tid as i32 as i64, ptid as i32 as i64);
+                if let Some(n) = groups.comms.get(&ptid).cloned() {
+                    groups.comms.insert(tid, n);
+                }
+            }
+        } else if name == "perf_comm" {
+            let v = payload_u64(m);
+            if let (Some(&tid), Some(comm)) = (v.get(1), comm_f.get(m.cursor)) {
+                if let Some(s) = comm.as_str() {
+                    groups.comms.insert(tid as i32 as i64, s.into_owned());
+                }
+            }
+        } else if period_f.get(m.cursor).is_some() && chain_f.get(m.cursor).is_some() {
+            // pid, tid, ip, period, the callchain (innermost first).
+            let v = payload_u64(m);
+            let stack = sequence(&v, 4).to_vec();
+            if !stack.is_empty() {
+                c.nsamples += 1;
+                *c.samples
+                    .entry((groups.key(m, grouping), v[0] as u32, stack))
+                    .or_default() += 1;
+            }
         } else if name == "reef:func_entry"
             || (name.starts_with("lttng_ust_cyg_profile") && name.ends_with(":func_entry"))
         {
@@ -333,8 +396,8 @@ impl Collected {
                 }
             }
             Measure::Samples => {
-                for ((grp, stack), n) in &self.samples {
-                    stacks.add(grp, symbolize_stack(sym, stack), *n);
+                for ((grp, space, stack), n) in &self.samples {
+                    stacks.add(grp, symbolize_stack_in(sym, *space, stack), *n);
                 }
             }
         }
@@ -361,10 +424,15 @@ fn group_label(g: &str, grouping: Grouping) -> String {
 /// Innermost-first addresses to outermost-first names; return addresses
 /// (all but the first) are looked up one byte back, inside their call.
 pub fn symbolize_stack(sym: &mut Symbolizer, stack: &[u64]) -> Vec<String> {
+    symbolize_stack_in(sym, 0, stack)
+}
+
+/// [`symbolize_stack`] in address space `space`.
+pub fn symbolize_stack_in(sym: &mut Symbolizer, space: u32, stack: &[u64]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, &a) in stack.iter().enumerate().rev() {
         let probe = if i == 0 { a } else { a.saturating_sub(1) };
-        out.extend(sym.names(probe));
+        out.extend(sym.names_in(space, probe));
     }
     out
 }

@@ -98,7 +98,7 @@ fn field(f: &FieldFmt, long: usize, tsdl: &mut String) -> Option<Op> {
         let _ = write!(
             tsdl,
             "\t\tinteger {{ size = 32; align = 8; signed = false; }} {len};\n\t\t{} {id}[{len}];\n",
-            int_decl(e, f.signed, false)
+            int_decl(e, f.signed, f.is_pointer())
         );
     };
     match f.kind {

@@ -209,7 +209,11 @@ fn convert_perf(
         // SAFETY: as in `capture::temp_stream_file`: private and unlinked.
         let m = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
         let mut name = path.as_os_str().to_os_string();
-        name.push(format!("#cpu{cpu}"));
+        if s.cpus {
+            name.push(format!("#cpu{cpu}"));
+        } else {
+            name.push(format!("#run{cpu}"));
+        }
         let sf = StreamFile::new(PathBuf::from(name), m);
         if !sf.data().is_empty() {
             files.push(sf);
