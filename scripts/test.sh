@@ -14,8 +14,9 @@
 #                                             the arguments
 #
 # The names that select: the suites (lttng, lttng-live, tracer, profile,
-# live, recover, install, export, convert, sql, analyses, python, view-api,
-# view-e2e, view-activities, view-analyses, view-profile, view-live, docs)
+# live, recover, install, export, convert, sql, analyses, python, kernel,
+# capi, view-api, view-e2e, view-activities, view-analyses, view-profile,
+# view-live, docs)
 # and the steps fmt, clippy, doc and cargo-test, which run with no
 # argument or when named. A suite runs as `REEF_BIN=... bash SCRIPT`; its
 # own test-name filter is given to it directly (e.g. bash
@@ -50,6 +51,7 @@ SUITES=(
     "analyses|tests/analyses/check-cli.py|python3"
     "python|python/tests/run.sh|bash"
     "kernel|tests/kernel/run.sh|bash"
+    "capi|tests/capi/run.sh|bash"
     "view-api|tests/view/api/run.sh|bash"
     "view-e2e|tests/view/e2e.mjs|node"
     "view-activities|tests/view/e2e-activities.mjs|node"

@@ -51,6 +51,7 @@ pub mod plan;
 pub mod prog;
 pub mod stream;
 pub mod trace;
+pub mod walk;
 
 use std::path::{Path, PathBuf};
 
