@@ -411,6 +411,11 @@ def perf_fields_equal_perf_script():
     data, _, ref = perf_workload()
     mine, r = reef_events(data)
     check(r.returncode == 0, "reef print exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    # perf's own records (MMAP, COMM, FORK, EXIT) are events too; the
+    # samples are compared here.
+    own = ("perf_mmap", "perf_comm", "perf_fork", "perf_exit")
+    mine = {cpu: [e for e in evs if e[2] not in own] for cpu, evs in mine.items()}
+    mine = {cpu: evs for cpu, evs in mine.items() if evs}
     check(sorted(ref) == sorted(mine), "CPUs: perf %s, reef %s" % (sorted(ref), sorted(mine)))
     n = unknown = 0
     for cpu in ref:
@@ -519,6 +524,46 @@ def perf_callchains_equal_perf_script():
             where, [hex(c[0]) for c in chain], [hex(a) for a in f["callchain"]]))
         frames += len(chain)
     return "%d samples, %d callchain entries" % (len(ref), frames)
+
+
+def perf_records_equal_perf_script():
+    """perf record -g: perf's own records (MMAP/MMAP2, COMM, FORK, EXIT)
+    are events with the fields perf script shows for them
+    (--show-mmap-events, --show-task-events)."""
+    data, _ = perf_profile()
+    want = []
+    t = run(["perf", "script", "-i", data, "--ns", "--show-mmap-events"], timeout=600)
+    for m in re.finditer(r"PERF_RECORD_MMAP2? (-?\d+)/(\d+): \[0x([0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: "
+                         r"(\S+) (.*)$", t.stdout, re.M):
+        pid, tid, start, size, pgoff, prot, name = m.groups()
+        want.append(("perf_mmap", int(pid), int(tid), int(start, 16), int(size, 16), int(pgoff, 16),
+                     "x" in prot, name.strip()))
+    t = run(["perf", "script", "-i", data, "--ns", "--show-task-events"], timeout=600)
+    for m in re.finditer(r"PERF_RECORD_COMM( exec)?: (.*):(\d+)/(\d+)$", t.stdout, re.M):
+        want.append(("perf_comm", int(m.group(3)), int(m.group(4)), int(bool(m.group(1))), m.group(2)))
+    for m in re.finditer(r"PERF_RECORD_(FORK|EXIT)\((\d+):(\d+)\):\((\d+):(\d+)\)", t.stdout):
+        want.append(("perf_" + m.group(1).lower(),) + tuple(int(x) for x in m.groups()[1:]))
+    check(len(want) > 5, "perf script showed %d of its records" % len(want))
+    per_run, r = reef_events(data)
+    check(r.returncode == 0, "reef print exited %d: %s" % (r.returncode, r.stderr[-300:]))
+    got = []
+    for evs in per_run.values():
+        for _ts, _p, name, f in evs:
+            if name == "perf_mmap":
+                got.append((name, f["pid"], f["tid"], f["start"], f["len"], f["pgoff"] % (1 << 64),
+                            bool(f["prot"] & 4), f["filename"]))
+            elif name == "perf_comm":
+                got.append((name, f["pid"], f["tid"], f["exec"], f["comm"]))
+            elif name in ("perf_fork", "perf_exit"):
+                got.append((name, f["pid"], f["tid"], f["ppid"], f["ptid"]))
+    key = lambda x: tuple(str(v) for v in x)
+    diff = sorted(set(want) ^ set(got), key=key)
+    check(sorted(want, key=key) == sorted(got, key=key), "%d records differ, e.g. %s (perf: %s)" % (
+        len(diff), diff[:3], [d in want for d in diff[:3]]))
+    kinds = {}
+    for w in want:
+        kinds[w[0]] = kinds.get(w[0], 0) + 1
+    return ", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items()))
 
 
 def perf_profile_equals_perf_script():
@@ -910,7 +955,7 @@ TESTS = [fields_equal_trace_cmd_v7_zstd, fields_equal_trace_cmd_v7_uncompressed,
          cputop_equals_thread_cpu_time, syscallstats_counts_known_calls, schedstats_equal_switch_records,
          python_reads_the_dat, view_api_on_dat, view_e2e_on_dat,
          record_kernel, perf_fields_equal_perf_script, perf_cputop_equals_switch_records, perf_damaged_copies_fail_cleanly,
-         perf_callchains_equal_perf_script, perf_profile_equals_perf_script]
+         perf_callchains_equal_perf_script, perf_records_equal_perf_script, perf_profile_equals_perf_script]
 
 
 def main():

@@ -168,6 +168,16 @@ fn symbols(file: &object::File<'static>, dynamic: bool, out: &mut Vec<(u64, u64,
     }
 }
 
+/// A symbol's name demangled when it is mangled (C++'s `_Z`, Rust's
+/// `_R`); a C name stays as it is (`a` is not C++'s `signed char`).
+fn demangle(name: &str) -> String {
+    if name.starts_with("_Z") || name.starts_with("__Z") || name.starts_with("_R") {
+        addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
+    } else {
+        name.to_string()
+    }
+}
+
 impl Symbolizer {
     /// `debug_dirs` are searched before `/usr/lib/debug`.
     pub fn new(debug_dirs: &[PathBuf]) -> Symbolizer {
@@ -431,9 +441,7 @@ impl Symbolizer {
             (i > 0)
                 .then(|| &l.syms[i - 1])
                 .filter(|(a, size, _)| *size == 0 || off < a + size)
-                .map(|(_, _, name)| {
-                    addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
-                })
+                .map(|(_, _, name)| demangle(name))
         };
         // The functions inlined there, from DWARF, innermost first; the
         // last is the function itself, named by its symbol when it has one.
