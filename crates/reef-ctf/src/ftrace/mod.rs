@@ -205,14 +205,14 @@ fn convert_perf(
         });
     }
     let mut files = Vec::new();
-    for (cpu, f) in s.files {
+    for (cpu, run, f) in s.files {
         // SAFETY: as in `capture::temp_stream_file`: private and unlinked.
         let m = unsafe { Mmap::map(&f) }.map_err(tmp_err)?;
         let mut name = path.as_os_str().to_os_string();
-        if s.cpus {
-            name.push(format!("#cpu{cpu}"));
-        } else {
-            name.push(format!("#run{cpu}"));
+        match (s.cpus, run) {
+            (true, 0) => name.push(format!("#cpu{cpu}")),
+            (true, _) => name.push(format!("#cpu{cpu}.{run}")),
+            (false, _) => name.push(format!("#run{run}")),
         }
         let sf = StreamFile::new(PathBuf::from(name), m);
         if !sf.data().is_empty() {

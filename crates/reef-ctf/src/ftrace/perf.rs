@@ -17,7 +17,9 @@
 //! writes them all. The records perf makes at its start for what already
 //! ran (time 0) take the time of the first record that has one. When the
 //! records do not tell their CPU (`perf record` of a command, without
-//! `-a`), each stream is a run of records in time order instead.
+//! `-a`), each stream is a run of records in time order instead; so is
+//! each further stream of a CPU some of whose records perf wrote after
+//! later ones.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
@@ -563,8 +565,9 @@ fn build(out: &mut Vec<u8>, f: &Format, tid: u32, vals: &[Val]) {
     }
 }
 
-/// One stream being written: a CPU's, or a run of records in time order
-/// when the records do not tell their CPU.
+/// One stream being written: a run of one CPU's records in time order
+/// (a CPU has several when perf wrote some of its records after later
+/// ones), or of records that do not tell their CPU.
 struct Lane {
     pkt: Vec<u8>,
     open: bool,
@@ -576,8 +579,9 @@ struct Lane {
 /// The stream file of each CPU, where the data is damaged, and the number
 /// of samples read.
 pub struct Streams {
-    /// By CPU (by run, numbered from 0, when `cpus` is false).
-    pub files: Vec<(u32, std::fs::File)>,
+    /// By CPU and run (by run alone, numbered from 0, when `cpus` is
+    /// false).
+    pub files: Vec<(u32, u32, std::fs::File)>,
     /// Whether the records told their CPU.
     pub cpus: bool,
     pub damage: Option<DatError>,
@@ -592,7 +596,6 @@ const PACKET: usize = 64 << 10;
 struct Item<'a> {
     cpu: Option<u32>,
     ts: Option<u64>,
-    sample: bool,
     rec: &'a [u8],
 }
 
@@ -660,7 +663,6 @@ impl Perf {
                     return Ok(Some(Item {
                         cpu: s.cpu,
                         ts: Some(ts),
-                        sample: true,
                         rec: raw,
                     }));
                 }
@@ -696,7 +698,6 @@ impl Perf {
                 return Ok(Some(Item {
                     cpu: s.cpu,
                     ts: Some(ts),
-                    sample: true,
                     rec: buf,
                 }));
             }
@@ -752,7 +753,6 @@ impl Perf {
         Ok(Some(Item {
             cpu,
             ts,
-            sample: false,
             rec: buf,
         }))
     }
@@ -802,7 +802,8 @@ pub fn streams(
 ) -> std::io::Result<Streams> {
     let cpus_known = p.attrs.iter().any(|a| a.sample_type & S_CPU != 0);
     let t0 = p.first_time(b).unwrap_or(0);
-    let mut lanes: BTreeMap<u32, Lane> = Default::default();
+    // By CPU (0 when unknown) and run.
+    let mut lanes: BTreeMap<(u32, u32), Lane> = Default::default();
     let mut damage = None;
     let mut events = 0u64;
     let (start, size) = p.data;
@@ -811,20 +812,21 @@ pub fn streams(
     let mut pending_lost: BTreeMap<u32, u64> = Default::default();
     let (mut buf, mut chain) = (Vec::new(), Vec::new());
     let mut last_any = t0;
-    let mut new_lane = |lanes: &mut BTreeMap<u32, Lane>, key: u32| -> std::io::Result<()> {
-        let f = tmp()?;
-        lanes.insert(
-            key,
-            Lane {
-                pkt: Vec::with_capacity(PACKET + 4096),
-                open: false,
-                last: 0,
-                discarded: 0,
-                out: std::io::BufWriter::with_capacity(1 << 16, f),
-            },
-        );
-        Ok(())
-    };
+    let mut new_lane =
+        |lanes: &mut BTreeMap<(u32, u32), Lane>, key: (u32, u32)| -> std::io::Result<()> {
+            let f = tmp()?;
+            lanes.insert(
+                key,
+                Lane {
+                    pkt: Vec::with_capacity(PACKET + 4096),
+                    open: false,
+                    last: 0,
+                    discarded: 0,
+                    out: std::io::BufWriter::with_capacity(1 << 16, f),
+                },
+            );
+            Ok(())
+        };
     while at + 8 <= end {
         let (Some(ty), Some(misc), Some(len)) =
             (u32_at(b, at), u16_at(b, at + 4), u16_at(b, at + 6))
@@ -859,7 +861,7 @@ pub fn streams(
                 } else {
                     0
                 };
-                match lanes.get_mut(&cpu) {
+                match lanes.get_mut(&(cpu, 0)) {
                     // Counted in the CPU's next packet.
                     Some(c) if c.open => {
                         finish_packet(&mut c.pkt, false, c.last);
@@ -894,39 +896,32 @@ pub fn streams(
                 // perf's records of what ran before it have time 0: they
                 // go first; a record without a time goes at the time
                 // reached.
-                let mut ts = match it.ts {
+                let ts = match it.ts {
                     Some(0) => t0,
                     Some(t) => t,
                     None => last_any,
                 };
-                let key = if cpus_known {
-                    it.cpu.unwrap_or(0)
-                } else {
-                    // The first run whose last event is not later, else a
-                    // new run.
-                    match lanes.iter().find(|(_, l)| l.last <= ts) {
-                        Some((&k, _)) => k,
-                        None => lanes.len() as u32,
-                    }
-                };
+                // The CPU's first run whose last record is not later, else
+                // a new run.
+                let cpu = if cpus_known { it.cpu.unwrap_or(0) } else { 0 };
+                let run = lanes
+                    .range((cpu, 0)..=(cpu, u32::MAX))
+                    .find(|(_, l)| l.last <= ts)
+                    .map_or_else(
+                        || lanes.range((cpu, 0)..=(cpu, u32::MAX)).count() as u32,
+                        |(k, _)| k.1,
+                    );
+                let key = (cpu, run);
                 if !lanes.contains_key(&key) {
                     new_lane(&mut lanes, key)?;
                 }
                 let c = lanes.get_mut(&key).expect("made above");
-                if c.open && ts < c.last {
-                    if !it.sample {
-                        ts = c.last;
-                    } else {
-                        damage = fail(format!(
-                            "a sample on CPU {key} at {ts} ns, before the one before it ({} ns): samples out of order are not supported",
-                            c.last
-                        ));
-                        break;
-                    }
-                }
                 if !c.open {
-                    c.discarded += pending_lost.remove(&key).unwrap_or(0);
-                    start_packet(&mut c.pkt, false, ts, c.discarded, key);
+                    if run == 0 {
+                        c.discarded += pending_lost.remove(&cpu).unwrap_or(0);
+                    }
+                    let id = if cpus_known { cpu } else { run };
+                    start_packet(&mut c.pkt, false, ts, c.discarded, id);
                     c.open = true;
                 }
                 if let Err(m) = w.event(it.rec, ts, false, &mut c.pkt, used) {
@@ -947,13 +942,13 @@ pub fn streams(
         at += len;
     }
     let mut files = Vec::new();
-    for (cpu, mut c) in lanes {
+    for ((cpu, run), mut c) in lanes {
         if c.open {
             finish_packet(&mut c.pkt, false, c.last);
             c.out.write_all(&c.pkt)?;
         }
         let f = c.out.into_inner().map_err(|e| e.into_error())?;
-        files.push((cpu, f));
+        files.push((cpu, run, f));
     }
     Ok(Streams {
         files,
