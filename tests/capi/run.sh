@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/capi/run.sh — libreef_reader's C API (crates/reef-capi): a C
+# tests/capi/run.sh — libreef_reader's C API (crates/reef-capi): its
+# exported symbols (exactly the header's functions) and soname; a C
 # program reading through it compared with babeltrace2's Python bindings
 # on the shared CTF 1.8 and kernel traces (check.py), a damaged trace
 # (every event before the damage, then the error naming the file and byte), and
@@ -25,7 +26,7 @@ want() {
 	return 1
 }
 selected=0
-for t in equals-bt2 damaged misuse; do want "$t" && selected=$((selected + 1)); done
+for t in symbols equals-bt2 damaged misuse; do want "$t" && selected=$((selected + 1)); done
 [ "$selected" -gt 0 ] || { echo "capi: no test matches: $*"; exit 1; }
 [ -f "$LIB/libreef_reader.so" ] || { echo "capi: $LIB/libreef_reader.so is not built (cargo build --release -p reef-capi)"; exit 1; }
 /usr/bin/python3 -c 'import bt2' 2>/dev/null || { echo "capi: python3-bt2 is not installed (scripts/install-deps.sh)"; exit 1; }
@@ -33,6 +34,19 @@ fails=0
 CFLAGS=(-O1 -g -Wall -Wextra -Werror -I "$ROOT/crates/reef-capi/include")
 LDFLAGS=(-L "$LIB" -lreef_reader -Wl,-rpath,"$LIB")
 gcc "${CFLAGS[@]}" -o "$WORK/dump" "$HERE/dump.c" "${LDFLAGS[@]}" || exit 1
+
+if want symbols; then
+	echo "== symbols: the library exports exactly the header's functions, under its soname"
+	header=$(grep -oE '^[a-z_ ]+\**(reef_[a-z_]+)\(' "$ROOT/crates/reef-capi/include/reef_reader.h" | sed -E 's/.*(reef_[a-z_]+)\($/\1/' | sort)
+	lib=$(nm -D --defined-only "$LIB/libreef_reader.so" | awk '{print $3}' | sed 's/@.*//' | grep -v '^REEF_READER_' | sort)
+	soname=$(readelf -d "$LIB/libreef_reader.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+	if [ "$header" = "$lib" ] && [ "$soname" = libreef_reader.so.0 ] && [ -n "$header" ]; then
+		echo "ok   $(echo "$header" | wc -l) functions, soname $soname"
+	else
+		echo "FAIL soname '$soname'; header vs library:"; diff <(echo "$header") <(echo "$lib")
+		fails=$((fails + 1))
+	fi
+fi
 
 if want equals-bt2; then
 	echo "== equals-bt2: every message through the C API against bt2"

@@ -179,7 +179,7 @@ fn convert(path: &Path) -> Result<Converted, Error> {
 fn convert_perf(
     path: &Path,
     key: Key,
-    map: &[u8],
+    map: &Mmap,
     guard: &crate::guard::Guard,
 ) -> Result<Converted, Error> {
     let p = perf::read(map).map_err(|e| stream_err(path, e))?;
@@ -195,8 +195,23 @@ fn convert_perf(
     };
     let mut used = BTreeSet::new();
     let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
-    let s =
-        perf::streams(&p, map, &w, &mut used, &mut crate::capture::temp_file).map_err(tmp_err)?;
+    let release = |start: usize, end: usize| {
+        // SAFETY: MADV_DONTNEED on a read-only file mapping only drops
+        // pages, read again from the file when touched: no reference into
+        // it becomes invalid.
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    };
+    let s = perf::streams(
+        &p,
+        map,
+        &w,
+        &mut used,
+        &mut crate::capture::temp_file,
+        &release,
+    )
+    .map_err(tmp_err)?;
     if guard.faulted() {
         return Err(Error::Stream {
             path: path.to_path_buf(),

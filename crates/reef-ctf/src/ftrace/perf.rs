@@ -750,21 +750,22 @@ impl Perf {
         let (ts, cpu) = self.side_time(rec);
         let f = self.format(class).ok_or("a record without a class")?;
         build(buf, f, tid, &vals);
-        Ok(Some(Item {
-            cpu,
-            ts,
-            rec: buf,
-        }))
+        Ok(Some(Item { cpu, ts, rec: buf }))
     }
 
     /// The earliest time of a record (perf gives 0 to the records it
     /// makes for what existed before it started).
-    fn first_time(&self, b: &[u8]) -> Option<u64> {
+    fn first_time(&self, b: &[u8], release: &dyn Fn(usize, usize)) -> Option<u64> {
         let (start, size) = self.data;
         let end = (start + size) as usize;
         let mut at = start as usize;
         let mut first: Option<u64> = None;
+        let mut released = at;
         while let (Some(ty), Some(len)) = (u32_at(b, at), u16_at(b, at + 6)) {
+            if at - released >= 32 << 20 {
+                release(released, at);
+                released = at;
+            }
             let len = len as usize;
             if len < 8 || at + len > end {
                 break;
@@ -792,16 +793,18 @@ impl Perf {
 }
 
 /// Converts the records of `b` (read by [`read`]) into a stream file per
-/// CPU (temporary files made by `tmp`).
+/// CPU (temporary files made by `tmp`). `release(start, end)` is told of
+/// each range of `b` read, for the pages of a mapped file to leave memory.
 pub fn streams(
     p: &Perf,
     b: &[u8],
     w: &Writer,
     used: &mut BTreeSet<u32>,
     tmp: &mut dyn FnMut() -> std::io::Result<std::fs::File>,
+    release: &dyn Fn(usize, usize),
 ) -> std::io::Result<Streams> {
     let cpus_known = p.attrs.iter().any(|a| a.sample_type & S_CPU != 0);
-    let t0 = p.first_time(b).unwrap_or(0);
+    let t0 = p.first_time(b, release).unwrap_or(0);
     // By CPU (0 when unknown) and run.
     let mut lanes: BTreeMap<(u32, u32), Lane> = Default::default();
     let mut damage = None;
@@ -827,7 +830,12 @@ pub fn streams(
             );
             Ok(())
         };
+    let mut released = 0usize;
     while at + 8 <= end {
+        if at - released >= 32 << 20 {
+            release(released, at);
+            released = at;
+        }
         let (Some(ty), Some(misc), Some(len)) =
             (u32_at(b, at), u16_at(b, at + 4), u16_at(b, at + 6))
         else {
@@ -921,7 +929,17 @@ pub fn streams(
                         c.discarded += pending_lost.remove(&cpu).unwrap_or(0);
                     }
                     let id = if cpus_known { cpu } else { run };
-                    start_packet(&mut c.pkt, false, ts, c.discarded, id);
+                    // A further run of a CPU holds a few records scattered
+                    // over the recording: its first packet begins where
+                    // the recording does (and its last ends where it
+                    // does), so that it does not narrow the time every
+                    // stream covers (the analyses' stream intersection).
+                    let begin = if run > 0 && c.last == 0 {
+                        t0.min(ts)
+                    } else {
+                        ts
+                    };
+                    start_packet(&mut c.pkt, false, begin, c.discarded, id);
                     c.open = true;
                 }
                 if let Err(m) = w.event(it.rec, ts, false, &mut c.pkt, used) {
@@ -944,7 +962,12 @@ pub fn streams(
     let mut files = Vec::new();
     for ((cpu, run), mut c) in lanes {
         if c.open {
-            finish_packet(&mut c.pkt, false, c.last);
+            let end = if run > 0 {
+                last_any.max(c.last)
+            } else {
+                c.last
+            };
+            finish_packet(&mut c.pkt, false, end);
             c.out.write_all(&c.pkt)?;
         }
         let f = c.out.into_inner().map_err(|e| e.into_error())?;
