@@ -673,13 +673,10 @@ fn find<'a>(plan: &'a Plan, values: &'a [Value], data: &'a [u8], comps: &[Comp])
         false,
         &mut |at: At<'a>, step: Step<'a>| {
             if let Step::End(_) = step {
-                if let Some((on_path, transparent)) = open.pop() {
-                    if on_path && !transparent {
-                        return ControlFlow::Break(()); // not in the compound
-                    }
-                    if on_path && transparent {
-                        return ControlFlow::Break(()); // an optional left empty
-                    }
+                // Leaving a compound on the path (or an empty optional):
+                // the field is not there.
+                if let Some((true, _)) = open.pop() {
+                    return ControlFlow::Break(());
                 }
                 return ControlFlow::Continue(());
             }

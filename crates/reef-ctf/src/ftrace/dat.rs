@@ -63,6 +63,29 @@ pub struct Dat {
     pub buffer_compressed: bool,
 }
 
+impl Dat {
+    /// What a perf.data file's tracing data starts from: no format yet,
+    /// no CPU data of its own, perf's clock.
+    pub fn of_perf(big_endian: bool, page_size: usize) -> Dat {
+        Dat {
+            version: 6,
+            big_endian,
+            page_size,
+            compression: None,
+            kernel_long: 8,
+            data_offset: 16,
+            formats: Vec::new(),
+            cmdlines: Vec::new(),
+            clock: "perf".into(),
+            uname: None,
+            tool_version: None,
+            offset_ns: 0,
+            cpus: Vec::new(),
+            buffer_compressed: false,
+        }
+    }
+}
+
 /// A cursor over the file's bytes, numbers in its byte order.
 struct R<'a> {
     b: &'a [u8],
@@ -185,22 +208,7 @@ pub fn read_tracing_data(b: &[u8], base: u64) -> Res<Dat> {
     r.be = e == 1;
     let _long = r.take(1, "the long size")?[0];
     let page_size = r.u32("the page size")? as usize;
-    let mut dat = Dat {
-        version: 6,
-        big_endian: r.be,
-        page_size,
-        compression: None,
-        kernel_long: 8,
-        data_offset: 16,
-        formats: Vec::new(),
-        cmdlines: Vec::new(),
-        clock: "perf".into(),
-        uname: None,
-        tool_version: None,
-        offset_ns: 0,
-        cpus: Vec::new(),
-        buffer_compressed: false,
-    };
+    let mut dat = Dat::of_perf(r.be, page_size);
     header_info(&mut r, &mut dat)?;
     event_formats(&mut r, "ftrace", &mut dat.formats)?;
     systems(&mut r, &mut dat.formats)?;

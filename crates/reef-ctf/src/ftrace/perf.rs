@@ -279,22 +279,7 @@ pub fn read(b: &[u8]) -> Res<Perf> {
     let mut dat = match section(HEADER_TRACING_DATA)? {
         Some((off, td)) => dat::read_tracing_data(td, off)?,
         // No tracepoint recorded: samples and perf's own records only.
-        None => Dat {
-            version: 6,
-            big_endian: false,
-            page_size: 4096,
-            compression: None,
-            kernel_long: 8,
-            data_offset: 16,
-            formats: Vec::new(),
-            cmdlines: Vec::new(),
-            clock: "perf".into(),
-            uname: None,
-            tool_version: None,
-            offset_ns: 0,
-            cpus: Vec::new(),
-            buffer_compressed: false,
-        },
+        None => Dat::of_perf(false, 4096),
     };
     // The host's name and kernel release (features 3 and 4: a u32 length,
     // then the NUL-padded text).
