@@ -25,8 +25,10 @@ if [ ! -f "$CACHE/lttng-$ITERS.complete" ] || [ ! -f "$CACHE/libreef-$ITERS.comp
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+ln -s "$LIB/libreef_reader.so" "$W/libreef_reader.so"
+ln -s "$LIB/libreef_reader.so" "$W/libreef_reader.so.0"   # its soname
 gcc -O2 -Wall -Wextra -Werror -I "$ROOT/crates/reef-capi/include" -o "$W/count_reef" "$ROOT/bench/capi/count_reef.c" \
-	-L "$LIB" -lreef_reader -Wl,-rpath,"$LIB"
+	-L "$W" -lreef_reader -Wl,-rpath,"$W"
 gcc -O2 -Wall -Wextra -Werror -o "$W/count_bt2" "$ROOT/bench/capi/count_bt2.c" $(pkg-config --cflags --libs babeltrace2)
 
 "$W/count_reef" a "$TRACE" > "$W/reef.out"

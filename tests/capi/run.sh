@@ -32,7 +32,12 @@ for t in symbols equals-bt2 damaged misuse; do want "$t" && selected=$((selected
 /usr/bin/python3 -c 'import bt2' 2>/dev/null || { echo "capi: python3-bt2 is not installed (scripts/install-deps.sh)"; exit 1; }
 fails=0
 CFLAGS=(-O1 -g -Wall -Wextra -Werror -I "$ROOT/crates/reef-capi/include")
-LDFLAGS=(-L "$LIB" -lreef_reader -Wl,-rpath,"$LIB")
+# Cargo writes libreef_reader.so; programs load it by its soname, as an
+# installed library is found.
+mkdir -p "$WORK/lib"
+ln -s "$LIB/libreef_reader.so" "$WORK/lib/libreef_reader.so"
+ln -s "$LIB/libreef_reader.so" "$WORK/lib/libreef_reader.so.0"
+LDFLAGS=(-L "$WORK/lib" -lreef_reader -Wl,-rpath,"$WORK/lib")
 gcc "${CFLAGS[@]}" -o "$WORK/dump" "$HERE/dump.c" "${LDFLAGS[@]}" || exit 1
 
 if want symbols; then
