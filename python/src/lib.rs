@@ -154,6 +154,7 @@ pub(crate) fn read_options(
         workers,
         filter,
         script: None,
+        keepers: Default::default(),
         // A live session (`net://...`) is read until it ends (waiting for
         // it would never return).
         live_action: reef_read::lttng_live::SessionNotFound::End,

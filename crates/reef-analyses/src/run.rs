@@ -130,8 +130,7 @@ pub fn run_model<A: Analysis>(
             None => None,
         })
     };
-    let stopped = if opts.filter.is_none() && opts.script.is_none() && skim::can_read(src.cursors())
-    {
+    let stopped = if !opts.filters_events() && skim::can_read(src.cursors()) {
         let bytes = src
             .traces
             .iter()

@@ -99,6 +99,9 @@ pub struct reef_field {
     pub base: u32,
 }
 
+mod view;
+pub use view::EventView;
+
 const MAGIC: u64 = 0x7265_6566_5f72_6472; // "reef_rdr"
 
 /// The current message.
@@ -110,10 +113,18 @@ struct Current {
     ns: Option<i64>,
 }
 
+/// What a reader reads: its own source, or (a plugin's handle) the
+/// event its host has on a cursor.
+enum Backing {
+    Own(Box<Source>),
+    /// The host's cursor, valid while `cur` is `Some` (see [`EventView`]).
+    View(*const StreamCursor),
+}
+
 pub struct reef_reader {
     magic: u64,
     busy: AtomicBool,
-    src: Source,
+    src: Backing,
     cur: Option<Current>,
     /// Event names, NUL-terminated, by (trace, stream class, event class).
     names: HashMap<(usize, usize, usize), CString>,
@@ -304,7 +315,7 @@ pub unsafe extern "C" fn reef_reader_open(
         let r = Box::new(reef_reader {
             magic: MAGIC,
             busy: AtomicBool::new(false),
-            src,
+            src: Backing::Own(Box::new(src)),
             cur: None,
             names: HashMap::new(),
             broken: false,
@@ -344,6 +355,13 @@ pub unsafe extern "C" fn reef_reader_close(reader: *mut reef_reader) -> reef_sta
                 );
             };
             // SAFETY: live (found above).
+            if matches!(unsafe { &*reader }.src, Backing::View(_)) {
+                return fail(
+                    REEF_ERR_HANDLE,
+                    "a plugin's event handle: its host closes it",
+                );
+            }
+            // SAFETY: live (found above).
             if unsafe { &*reader }.busy.load(Ordering::Acquire) {
                 return fail(REEF_ERR_BUSY, "the reader is in a call from another thread");
             }
@@ -373,7 +391,13 @@ pub unsafe extern "C" fn reef_reader_next(
                 "the reader reads no more (an earlier internal error)",
             );
         }
-        match r.src.next() {
+        let Backing::Own(src) = &mut r.src else {
+            return fail(
+                REEF_ERR_HANDLE,
+                "a plugin's event handle: its host reads the messages",
+            );
+        };
+        match src.next() {
             Ok(Some(m)) => {
                 let k = match m.item {
                     Item::Event => REEF_MESSAGE_EVENT,
@@ -427,7 +451,15 @@ unsafe fn put<T>(out: *mut T, v: T, what: &str) -> reef_status {
 impl reef_reader {
     fn current(&self) -> Result<(Current, &StreamCursor), reef_status> {
         match self.cur {
-            Some(c) => Ok((c, &self.src.cursors()[c.stream])),
+            Some(c) => Ok((
+                c,
+                match &self.src {
+                    Backing::Own(src) => &src.cursors()[c.stream],
+                    // SAFETY: the host's cursor is valid while `cur` is
+                    // set (`EventView::show` to `EventView::hide`).
+                    Backing::View(p) => unsafe { &**p },
+                },
+            )),
             None => Err(fail(
                 REEF_ERR_STATE,
                 "no current message (before the first, or after the last)",

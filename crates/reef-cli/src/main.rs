@@ -12,6 +12,7 @@ mod cmd_gen;
 mod cmd_install;
 mod cmd_listen;
 mod cmd_periods;
+mod cmd_plugins;
 mod cmd_print;
 mod cmd_profile;
 mod cmd_record;
@@ -272,6 +273,21 @@ enum Command {
     ///
     /// Example: REEF_CRASH_SAFE=1 REEF_OUTPUT=t ./app; reef recover t -o t-recovered
     Recover(cmd_recover::RecoverArgs),
+    /// List the plugins found (--plugin files, $REEF_PLUGIN_PATH,
+    /// ~/.local/share/reef/plugins): name, version, kinds, description.
+    ///
+    /// Example: reef plugins --plugin ./build/latency.so
+    Plugins(cmd_plugins::PluginsArgs),
+    /// Run a sink plugin over the traces: it receives every message in
+    /// time order (after --begin/--end/--filter/--plugin-filter).
+    ///
+    /// Example: reef sink csv=out.csv --plugin ./csv.so TRACE
+    Sink(cmd_plugins::SinkArgs),
+    /// Run an analysis plugin over the traces and print its LAMI tables
+    /// (--lami: the LAMI 1.0 JSON).
+    ///
+    /// Example: reef analyse latency=begin:end --plugin ./latency.so TRACE
+    Analyse(cmd_plugins::AnalyseArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) on stdout.
     ///
@@ -418,6 +434,9 @@ fn main() -> ExitCode {
         Command::Iolog(a) => cmd_analyses::io(a, Mode::Log),
         Command::Iousagetop(a) => cmd_analyses::io(&a.io, Mode::Usage(a.limit)),
         Command::Listen(a) => cmd_listen::run(a),
+        Command::Plugins(a) => cmd_plugins::list(a),
+        Command::Sink(a) => cmd_plugins::sink(a),
+        Command::Analyse(a) => cmd_plugins::analyse(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Activities(a) if cmd_activities::decoded_by_script(a) => script::delegate(),
         Command::Activities(a) => cmd_activities::run(a),

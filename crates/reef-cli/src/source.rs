@@ -36,6 +36,15 @@ pub struct ReadOpts {
     /// ./python`; `REEF_PYTHON` chooses the interpreter).
     #[arg(long, value_name = "FILE.py")]
     pub script: Option<PathBuf>,
+    /// Load this plugin (a shared object built against reef_plugin.h;
+    /// docs/plugins.md), besides those in $REEF_PLUGIN_PATH and
+    /// ~/.local/share/reef/plugins. Repeatable.
+    #[arg(long = "plugin", value_name = "FILE.so")]
+    pub plugins: Vec<PathBuf>,
+    /// Keep only the events the filter plugin NAME keeps (after --filter
+    /// and --script), its arguments after `=`. Repeatable: all must keep.
+    #[arg(long, value_name = "NAME[=ARGS]")]
+    pub plugin_filter: Vec<String>,
     /// The inputs' format: `ctf` (trace directories; the default) or
     /// `lttng-live` (a `net://HOST[:PORT]/host/TARGET_HOST/SESSION` read
     /// from lttng-relayd as it is recorded; `net://HOST[:PORT]` lists the
@@ -107,6 +116,18 @@ impl ReadOpts {
             workers: self.workers,
             filter: self.filter.clone(),
             script: self.script.clone(),
+            keepers: reef_read::keeper::Keepers(
+                self.plugin_filter
+                    .iter()
+                    .map(|spec| {
+                        std::sync::Arc::new(reef_plugin::FilterSpec::new(
+                            self.plugins.clone(),
+                            spec.clone(),
+                        ))
+                            as std::sync::Arc<dyn reef_read::keeper::MakeKeeper>
+                    })
+                    .collect(),
+            ),
             live_action: self.session_not_found_action.parse().unwrap_or_default(),
             keep_traces: false,
             lazy_plans: false,

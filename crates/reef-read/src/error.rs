@@ -21,6 +21,9 @@ pub enum Error {
     /// A script filter (`--script`) could not start or failed.
     #[error("--script {}: {msg}", script.display())]
     Script { script: PathBuf, msg: String },
+    /// A keeper ([`crate::keeper`], a plugin's filter) failed.
+    #[error("{name}: {msg}")]
+    Keeper { name: String, msg: String },
     /// An LTTng relay failed or sent what the live protocol does not
     /// allow (which command, what was expected).
     #[error("{relay}: {msg}")]

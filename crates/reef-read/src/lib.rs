@@ -50,6 +50,7 @@
 //! workers, a few batches per stream).
 
 mod error;
+pub mod keeper;
 pub mod live;
 pub mod lttng_live;
 mod open;

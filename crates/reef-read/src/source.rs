@@ -36,6 +36,9 @@ pub struct ReadOptions {
     /// A Python file whose `keep(event) -> bool` keeps events (after
     /// `filter`), run by the `reef` Python package (see [`crate::script`]).
     pub script: Option<PathBuf>,
+    /// Filters that are code (plugins' filters), applied after `filter`
+    /// and `script` (see [`crate::keeper`]).
+    pub keepers: crate::keeper::Keepers,
     /// For a live session (`net://...`): what to do when it is not, or
     /// no longer, on the relay.
     pub live_action: crate::lttng_live::SessionNotFound,
@@ -62,6 +65,13 @@ impl ReadOptions {
             paths: paths.into_iter().map(Into::into).collect(),
             ..ReadOptions::default()
         }
+    }
+
+    /// Whether events are filtered (by an expression, a script or a
+    /// keeper): readers that skip decoding must then read every event's
+    /// values in time order.
+    pub fn filters_events(&self) -> bool {
+        self.filter.is_some() || self.script.is_some() || !self.keepers.is_empty()
     }
 
     /// The number of decoding threads to use.
@@ -185,6 +195,8 @@ pub struct Source {
     filter: Option<Filter>,
     /// The script's verdicts, and the number of events they were asked for.
     verdicts: Option<(Arc<crate::script::KeepBits>, u64)>,
+    /// The keepers' states, and their names for errors.
+    keepers: Vec<(Box<dyn crate::keeper::Keeper>, String)>,
     finished: bool,
     ending: Ending,
     /// What must live as long as the source (a live session's directory).
@@ -248,6 +260,7 @@ impl Source {
             window: None,
             filter: None,
             verdicts: None,
+            keepers: Vec::new(),
             finished: false,
             ending: Ending::default(),
             keep: None,
@@ -264,6 +277,14 @@ impl Source {
             src.set_filter(move |c, item| item != Item::Event || f.matches(c));
         }
         src.verdicts = crate::script::keep_bits(opts)?.map(|k| (k, 0));
+        for k in &opts.keepers.0 {
+            let name = k.name();
+            let keeper = k.make().map_err(|msg| Error::Keeper {
+                name: name.clone(),
+                msg,
+            })?;
+            src.keepers.push((keeper, name));
+        }
         Ok(src)
     }
 
@@ -324,7 +345,7 @@ impl Source {
     /// field values. Ignored with a filter, which needs the values. Call
     /// before the first [`Source::next`].
     pub fn render_with(&mut self, factory: reef_iter::parallel::RenderFactory) {
-        if self.filter.is_none() && self.verdicts.is_none() {
+        if self.filter.is_none() && self.verdicts.is_none() && self.keepers.is_empty() {
             self.mux.render_with(factory);
         }
     }
@@ -440,6 +461,32 @@ impl Source {
                 }
             }
             let trace = self.trace_of[i];
+            if item == Item::Event && !self.keepers.is_empty() {
+                let at = crate::keeper::KeepAt {
+                    cursor: self.mux.cursor(i),
+                    stream: i,
+                    trace,
+                    ns,
+                };
+                let mut kept = true;
+                for (k, name) in &mut self.keepers {
+                    match k.keep(&at) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            kept = false;
+                            break;
+                        }
+                        Err(msg) => {
+                            self.finished = true;
+                            let name = name.clone();
+                            return Err(self.ending.stopped(Error::Keeper { name, msg }));
+                        }
+                    }
+                }
+                if !kept {
+                    continue;
+                }
+            }
             return Ok(Some(Msg {
                 stream: i,
                 trace,
@@ -499,7 +546,7 @@ impl Source {
     /// is given back when a filter is set (filters see events in time
     /// order).
     pub fn scan_streams(mut self, workers: usize) -> Result<Vec<StreamScan>, Box<Source>> {
-        if self.filter.is_some() || self.verdicts.is_some() {
+        if self.filter.is_some() || self.verdicts.is_some() || !self.keepers.is_empty() {
             return Err(Box::new(self));
         }
         let (b, e) = match self.start() {

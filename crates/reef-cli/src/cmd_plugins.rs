@@ -1,0 +1,156 @@
+//! `reef plugins`, `reef sink` and `reef analyse`: plugins (shared objects
+//! built against reef_plugin.h) listed, and run over a reading by
+//! `reef_plugin`. Filters run through every reading command's
+//! `--plugin-filter`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use reef_plugin::{consume, name_and_args, Registry};
+
+use crate::source::ReadOpts;
+
+#[derive(clap::Args)]
+pub struct PluginsArgs {
+    /// Load this plugin file too. Repeatable.
+    #[arg(long = "plugin", value_name = "FILE.so")]
+    pub plugins: Vec<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct SinkArgs {
+    /// The sink plugin, and its arguments after `=`.
+    #[arg(value_name = "NAME[=ARGS]")]
+    pub spec: String,
+    #[command(flatten)]
+    pub read: ReadOpts,
+}
+
+#[derive(clap::Args)]
+pub struct AnalyseArgs {
+    /// The analysis plugin, and its arguments after `=`.
+    #[arg(value_name = "NAME[=ARGS]")]
+    pub spec: String,
+    #[command(flatten)]
+    pub read: ReadOpts,
+    /// Print the results as LAMI 1.0 JSON (as lttng-analyses' --mi).
+    #[arg(long)]
+    pub lami: bool,
+    /// Print the analysis's LAMI metadata (title, table classes) and exit;
+    /// no trace is read.
+    #[arg(long)]
+    pub metadata: bool,
+}
+
+pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
+    let reg = Registry::load(&a.plugins, true)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let v: Vec<serde_json::Value> = reg
+            .plugins
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name,
+                    "kinds": p.kind_names(),
+                    "version": p.version,
+                    "description": p.description,
+                    "path": p.path,
+                })
+            })
+            .collect();
+        let broken: Vec<String> = reg.broken.iter().map(|e| e.to_string()).collect();
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({ "plugins": v, "broken": broken, "search": reef_plugin::search_dirs() }),
+        )?;
+        writeln!(out)?;
+    } else {
+        if reg.plugins.is_empty() {
+            writeln!(out, "no plugin found")?;
+        }
+        for p in &reg.plugins {
+            writeln!(
+                out,
+                "{} {} [{}]\n    {}\n    {}",
+                p.name,
+                p.version,
+                p.kind_names().join(", "),
+                p.description,
+                p.path.display()
+            )?;
+        }
+        let dirs: Vec<String> = reef_plugin::search_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        writeln!(out, "searched: {}", dirs.join(":"))?;
+    }
+    for e in &reg.broken {
+        eprintln!("reef: warning: {e}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plugin(files: &[PathBuf], spec: &str) -> anyhow::Result<std::sync::Arc<reef_plugin::Plugin>> {
+    let (name, _) = name_and_args(spec);
+    Ok(Registry::load(files, true)?.find(name)?)
+}
+
+pub fn sink(a: &SinkArgs) -> anyhow::Result<ExitCode> {
+    let p = plugin(&a.read.plugins, &a.spec)?;
+    if p.kinds & reef_plugin::KIND_SINK == 0 {
+        anyhow::bail!(
+            "plugin {} is a {}, not a sink",
+            p.name,
+            p.kind_names().join(" and ")
+        );
+    }
+    let (_, args) = name_and_args(&a.spec);
+    let done = consume(&p, args, &a.read.options())?;
+    if let Some(e) = done.read_error {
+        return Err(e.into());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn analyse(a: &AnalyseArgs) -> anyhow::Result<ExitCode> {
+    let p = plugin(&a.read.plugins, &a.spec)?;
+    if p.kinds & reef_plugin::KIND_ANALYSIS == 0 {
+        anyhow::bail!(
+            "plugin {} is a {}, not an analysis",
+            p.name,
+            p.kind_names().join(" and ")
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    if a.metadata {
+        serde_json::to_writer(&mut out, &p.metadata()?)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (_, args) = name_and_args(&a.spec);
+    let done = consume(&p, args, &a.read.options())?;
+    let Some((results, meta)) = done.lami else {
+        anyhow::bail!("plugin {} gave no results", p.name);
+    };
+    if a.lami {
+        serde_json::to_writer(&mut out, &results)?;
+        writeln!(out)?;
+    } else {
+        for (i, t) in reef_plugin::tables(&results, &meta).iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            out.write_all(t.text().as_bytes())?;
+        }
+    }
+    if let Some(e) = done.read_error {
+        return Err(e.into());
+    }
+    Ok(ExitCode::SUCCESS)
+}
