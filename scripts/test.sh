@@ -15,7 +15,7 @@
 #
 # The names that select: the suites (lttng, lttng-live, tracer, profile,
 # live, recover, install, export, convert, sql, analyses, python, kernel,
-# capi, view-api, view-e2e, view-activities, view-analyses, view-profile,
+# capi, plugins, view-api, view-e2e, view-activities, view-analyses, view-profile,
 # view-live, docs)
 # and the steps fmt, clippy, doc and cargo-test, which run with no
 # argument or when named. A suite runs as `REEF_BIN=... bash SCRIPT`; its
@@ -52,6 +52,7 @@ SUITES=(
     "python|python/tests/run.sh|bash"
     "kernel|tests/kernel/run.sh|bash"
     "capi|tests/capi/run.sh|bash"
+    "plugins|tests/plugins/run.sh|bash"
     "view-api|tests/view/api/run.sh|bash"
     "view-e2e|tests/view/e2e.mjs|node"
     "view-activities|tests/view/e2e-activities.mjs|node"

@@ -384,6 +384,12 @@ pub unsafe extern "C" fn reef_reader_next(
     kind: *mut c_int,
 ) -> reef_status {
     with_reader(reader, |r| {
+        if matches!(r.src, Backing::View(_)) {
+            return fail(
+                REEF_ERR_HANDLE,
+                "a plugin's event handle: its host reads the messages",
+            );
+        }
         r.cur = None;
         if r.broken {
             return fail(
@@ -392,10 +398,7 @@ pub unsafe extern "C" fn reef_reader_next(
             );
         }
         let Backing::Own(src) = &mut r.src else {
-            return fail(
-                REEF_ERR_HANDLE,
-                "a plugin's event handle: its host reads the messages",
-            );
+            return REEF_ERR_INTERNAL;
         };
         match src.next() {
             Ok(Some(m)) => {

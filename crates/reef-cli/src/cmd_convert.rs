@@ -184,6 +184,7 @@ pub fn write_ctf(
     // filter) are sorted out per stream first.
     let verdicts = reef_read::script::per_stream(&opts)?;
     opts.script = None;
+    opts.keepers = Default::default();
     let filter =
         match opts.filter.take() {
             Some(text) => Some(reef_filter::EventFilter::new(&text).map_err(|err| {

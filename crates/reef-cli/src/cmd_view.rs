@@ -84,10 +84,10 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
     // convert --to ctf --script`), into a directory removed at exit.
     let mut scripted: Option<ScriptedDir> = None;
     let mut read = a.read.options();
-    if read.script.is_some() {
+    if read.script.is_some() || !read.keepers.is_empty() {
         anyhow::ensure!(
             a.live.is_none() && lttng.is_none(),
-            "--script does not apply to a live view"
+            "--script and --plugin-filter do not apply to a live view"
         );
         let top = std::env::temp_dir().join(format!("reef-view-script-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&top);
@@ -98,10 +98,10 @@ pub fn run(a: &ViewArgs) -> anyhow::Result<ExitCode> {
             [one] => top.join(one.file_name().unwrap_or(std::ffi::OsStr::new("trace"))),
             _ => top.join("traces"),
         };
-        eprintln!("reef view: running the script over the traces ...");
+        eprintln!("reef view: running the script or plugin filters over the traces ...");
         let (sum, stopped) = crate::cmd_convert::write_ctf(read.clone(), &out, None)?;
         eprintln!(
-            "reef view: the traces cut to the script's events ({} packets copied, {} written again)",
+            "reef view: the traces cut to the events kept ({} packets copied, {} written again)",
             sum.packets_copied, sum.packets_written
         );
         if let Some(e) = stopped {

@@ -122,12 +122,18 @@ impl Plugin {
         };
         // SAFETY: loading runs the object's initialisers: the user chose
         // to run this code.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
-            err(format!(
-                "cannot be loaded ({e}); a plugin is a shared object built against \
+        // Every symbol is bound now (RTLD_NOW): a function the host lacks
+        // is an error here, not a crash at its first call.
+        let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+        // SAFETY: as above.
+        let lib = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
+            .map(libloading::Library::from)
+            .map_err(|e| {
+                err(format!(
+                    "cannot be loaded ({e}); a plugin is a shared object built against \
                  reef_plugin.h (docs/plugins.md)"
-            ))
-        })?;
+                ))
+            })?;
         // SAFETY: the symbol's type is the header's.
         let describe: libloading::Symbol<unsafe extern "C" fn() -> *const RawPlugin> =
             unsafe { lib.get(SYMBOL.as_bytes()) }.map_err(|_| {

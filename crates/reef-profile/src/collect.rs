@@ -68,6 +68,7 @@ pub fn read_objects(opts: &ReadOptions, sym: &mut Symbolizer) -> Result<(), reef
     opts.end = None;
     opts.filter = Some(OBJECTS_FILTER.into());
     opts.script = None;
+    opts.keepers = Default::default();
     let mut src = Source::open(&opts)?;
     // LTTng gives the build id in its own event, keyed by base address.
     let mut lttng: HashMap<u64, Mapping> = HashMap::new();

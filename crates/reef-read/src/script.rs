@@ -235,19 +235,51 @@ impl StreamBits {
 /// it holds in the window that pass the filter, so the stream's `n`-th
 /// such event gets bit `n`. A reading error ends the walk: the verdicts
 /// before it stand (the reader meets the same error).
+///
+/// The keepers ([`ReadOptions::keepers`]) are sorted out the same way:
+/// an event's bit is set when the script and every keeper keep it.
 pub fn per_stream(opts: &ReadOptions) -> Result<Option<Vec<StreamBits>>, Error> {
-    let Some(bits) = keep_bits(opts)? else {
+    let bits = keep_bits(opts)?;
+    if bits.is_none() && opts.keepers.is_empty() {
         return Ok(None);
-    };
+    }
     let mut plain = opts.clone();
     plain.script = None;
+    plain.keepers = Default::default();
+    let mut keepers = Vec::new();
+    for k in &opts.keepers.0 {
+        let name = k.name();
+        let keeper = k.make().map_err(|msg| Error::Keeper {
+            name: name.clone(),
+            msg,
+        })?;
+        keepers.push((keeper, name));
+    }
     let mut src = crate::Source::open(&plain)?;
     let mut per = vec![StreamBits::default(); src.cursors().len()];
     let mut n = 0u64;
     let walked = src.for_each_message(|m| {
         if m.item == reef_ctf::Item::Event {
-            let kept = bits.get(n)?;
+            let mut kept = match &bits {
+                Some(bits) => bits.get(n)?,
+                None => true,
+            };
             n += 1;
+            let at = crate::keeper::KeepAt {
+                cursor: m.cursor,
+                stream: m.stream,
+                trace: m.trace,
+                ns: m.ns,
+            };
+            for (k, name) in &mut keepers {
+                if !kept {
+                    break;
+                }
+                kept = k.keep(&at).map_err(|msg| Error::Keeper {
+                    name: name.clone(),
+                    msg,
+                })?;
+            }
             per[m.stream].push(kept);
         }
         Ok::<_, Error>(std::ops::ControlFlow::Continue(()))

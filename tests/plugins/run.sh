@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# tests/plugins/run.sh — plugins (crates/reef-plugin, reef_plugin.h): the
+# example plugins of examples/plugins built with -Wall -Wextra -Werror and
+# run by the reef binary, their results compared with references computed
+# by babeltrace2 and its Python bindings (check.py): a filter (reef print
+# --plugin-filter against babeltrace2's lines of the events bt2 says it
+# keeps), a sink (counts per name), an analysis (latency statistics and
+# histogram, also against `reef activities`); the search path; and every
+# way a plugin can go wrong (fault.c): a clear message and exit status 1.
+#
+#   REEF_BIN=/path/to/target/release/reef tests/plugins/run.sh [TEST-NAME-SUBSTRING...]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/tests/plugins
+REEF_BIN=${REEF_BIN:-$ROOT/target/release/reef}
+CONF=$ROOT/../shared/conformance
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-plugin-tests.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FILTERS=("$@")
+TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals faults misuse)
+want() {
+	local f
+	[ ${#FILTERS[@]} -eq 0 ] && return 0
+	for f in "${FILTERS[@]}"; do case "$1" in *"$f"*) return 0 ;; esac; done
+	return 1
+}
+selected=0
+for t in "${TESTS[@]}"; do want "$t" && selected=$((selected + 1)); done
+[ "$selected" -gt 0 ] || { echo "plugins: no test matches: $*"; exit 1; }
+/usr/bin/python3 -c 'import bt2' 2>/dev/null || { echo "plugins: python3-bt2 is not installed (scripts/install-deps.sh)"; exit 1; }
+command -v babeltrace2 >/dev/null || { echo "plugins: babeltrace2 is not installed (scripts/install-deps.sh)"; exit 1; }
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+CC=(gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I "$ROOT/crates/reef-capi/include")
+for p in latency field count; do
+	"${CC[@]}" "$ROOT/examples/plugins/$p.c" -o "$WORK/$p.so" || { echo "FAIL building examples/plugins/$p.c"; exit 1; }
+done
+KTRACES=("$CONF/kernel-traces/bug446190" "$CONF/kernel-traces/uneven-streams")
+
+if want list; then
+	echo "== list: reef plugins shows each plugin's name, version and kinds"
+	out=$("$REEF_BIN" plugins --plugin "$WORK/latency.so" --plugin "$WORK/field.so" --plugin "$WORK/count.so")
+	for l in "latency 0.1.0 [analysis]" "field 0.1.0 [filter]" "count 0.1.0 [sink]"; do
+		grep -qxF "$l" <<<"$out" || fail "list: no line '$l' in: $out"
+	done
+	n=$("$REEF_BIN" plugins --json --plugin "$WORK/count.so" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["plugins"]))')
+	[ "$n" = 1 ] && echo "ok   3 plugins listed; --json: $n" || fail "list --json: $n plugins"
+fi
+
+if want search; then
+	echo "== search: plugins found in \$REEF_PLUGIN_PATH and the per-user directory, broken ones reported"
+	mkdir -p "$WORK/path" "$WORK/data/reef/plugins"
+	cp "$WORK/field.so" "$WORK/path/"
+	cp "$WORK/count.so" "$WORK/data/reef/plugins/"
+	echo "not an ELF" > "$WORK/path/junk.so"
+	T=${KTRACES[0]}
+	out=$(REEF_PLUGIN_PATH=$WORK/path XDG_DATA_HOME=$WORK/data "$REEF_BIN" plugins 2>"$WORK/search.err")
+	grep -q "^field " <<<"$out" && grep -q "^count " <<<"$out" && grep -q "junk.so" "$WORK/search.err" \
+		|| fail "search: $out / $(cat "$WORK/search.err")"
+	a=$(REEF_PLUGIN_PATH=$WORK/path "$REEF_BIN" stats --json --plugin-filter 'field=payload.irq>=20' "$T" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	b=$(/usr/bin/python3 "$HERE/check.py" keep "$T" payload irq '>=' 20 | wc -l)
+	[ "$a" = "$b" ] && [ "$a" -gt 0 ] && echo "ok   found by search path; $a events kept" || fail "search: kept $a, bt2 $b"
+fi
+
+if want filter-equals-bt2; then
+	echo "== filter-equals-bt2: reef print --plugin-filter = babeltrace2's lines of the events bt2 keeps"
+	for T in "${KTRACES[@]}"; do
+		conds=('ret != 0' 'prev_prio < 120')
+		[ "$(basename "$T")" = bug446190 ] && conds+=('irq >= 20') || conds+=('len > 100')
+		for cond in "${conds[@]}"; do
+			read -r f op v <<<"$cond"
+			/usr/bin/python3 "$HERE/check.py" keep "$T" payload "$f" "$op" "$v" > "$WORK/keep.idx"
+			babeltrace2 --no-delta "$T" > "$WORK/bt.txt" 2>/dev/null
+			awk 'NR==FNR { k[$1+1] = 1; next } (FNR in k)' "$WORK/keep.idx" "$WORK/bt.txt" > "$WORK/want.txt"
+			"$REEF_BIN" print --no-delta --plugin "$WORK/field.so" --plugin-filter "field=payload.$f$op$v" "$T" > "$WORK/got.txt"
+			rc=$?
+			n=$(wc -l < "$WORK/want.txt")
+			if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && cmp -s "$WORK/want.txt" "$WORK/got.txt"; then
+				echo "ok   $(basename "$T") payload.$f$op$v: $n events, byte for byte"
+			else
+				fail "$(basename "$T") payload.$f$op$v (rc $rc, $n wanted, $(wc -l < "$WORK/got.txt") got)"
+				diff "$WORK/want.txt" "$WORK/got.txt" | head -5
+			fi
+		done
+	done
+fi
+
+if want filter-everywhere; then
+	echo "== filter-everywhere: a plugin filter applies wherever --filter does"
+	T=${KTRACES[0]}
+	P=(--plugin "$WORK/field.so" --plugin-filter 'field=payload.irq>=20')
+	want_n=$(/usr/bin/python3 "$HERE/check.py" keep "$T" payload irq '>=' 20 | wc -l)
+	stats=$("$REEF_BIN" stats --json "${P[@]}" "$T" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	"$REEF_BIN" convert "${P[@]}" "$T" -o "$WORK/conv" > /dev/null 2>&1
+	conv=$(babeltrace2 "$WORK/conv" 2>/dev/null | wc -l)
+	both=$("$REEF_BIN" stats --json "${P[@]}" --filter '$evt.cpu_id == 0' "$T" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	want_both=$(/usr/bin/python3 - "$T" <<'PY'
+import bt2, sys
+n = 0
+for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(m) is bt2._EventMessageConst:
+        e = m.event
+        p = e.payload_field
+        if "irq" in p and int(p["irq"]) >= 20 and int(e.packet.context_field["cpu_id"]) == 0:
+            n += 1
+print(n)
+PY
+)
+	if [ "$stats" = "$want_n" ] && [ "$conv" = "$want_n" ] && [ "$both" = "$want_both" ] && [ "$want_both" -gt 0 ]; then
+		echo "ok   stats $stats, convert (read by babeltrace2) $conv, with --filter $both (bt2: $want_n, $want_both)"
+	else
+		fail "filter-everywhere: bt2 $want_n/$want_both; stats $stats, convert $conv, with --filter $both"
+	fi
+fi
+
+if want sink-equals-bt2; then
+	echo "== sink-equals-bt2: the count sink's counts = bt2's"
+	for T in "${KTRACES[@]}" "$CONF/babeltrace-traces/succeed/succeed1" "$CONF/babeltrace-traces/succeed/ev-disc-no-ts-begin-end"; do
+		/usr/bin/python3 "$HERE/check.py" count "$T" > "$WORK/want.cnt"
+		"$REEF_BIN" sink "count=$WORK/got.cnt" --plugin "$WORK/count.so" "$T"
+		rc=$?
+		if [ $rc -eq 0 ] && cmp -s "$WORK/want.cnt" "$WORK/got.cnt"; then
+			echo "ok   $(basename "$T"): $(grep '^total' "$WORK/got.cnt"), $(grep '^notices' "$WORK/got.cnt")"
+		else
+			fail "sink $(basename "$T") (rc $rc)"; diff "$WORK/want.cnt" "$WORK/got.cnt" | head -5
+		fi
+	done
+fi
+
+if want analysis-equals; then
+	echo "== analysis-equals: latency.c's tables = bt2's pairing and reef activities"
+	# trace, begin, end, key field (none: per stream)
+	cases=("bug446190 irq_handler_entry irq_handler_exit -" "bug446190 irq_handler_entry irq_handler_exit irq"
+		"uneven-streams syscall_entry_ioctl syscall_exit_ioctl -" "uneven-streams timer_hrtimer_start timer_hrtimer_cancel hrtimer")
+	for c in "${cases[@]}"; do
+		read -r t b e key <<<"$c"
+		[ "$key" = - ] && key=
+		T=$CONF/kernel-traces/$t
+		{
+			args="begin=$b,end=$e${key:+,key=payload.$key}"
+			/usr/bin/python3 "$HERE/check.py" latency "$T" "$b" "$e" $key > "$WORK/want.json"
+			"$REEF_BIN" analyse "latency=$args" --lami --plugin "$WORK/latency.so" "$T" > "$WORK/got.json"
+			rc=$?
+			"$REEF_BIN" analyse "latency=$args" --plugin "$WORK/latency.so" "$T" > "$WORK/got.txt"
+			"$REEF_BIN" activities --begin "\$evt.\$name == \"$b\"" --end "\$evt.\$name == \"$e\"" \
+				${key:+--key "$key"} --stats --json "$T" > "$WORK/act.json"
+			/usr/bin/python3 - "$WORK/want.json" "$WORK/got.json" "$WORK/act.json" "$WORK/got.txt" "$rc" "$t $b/$e key=${key:-stream}" <<'PY' || fail "analysis $t $b/$e key=${key:-stream}"
+import json, sys
+want = json.load(open(sys.argv[1]))
+got = json.load(open(sys.argv[2]))
+act = json.load(open(sys.argv[3]))["stats"][0]
+text = open(sys.argv[4]).read()
+assert int(sys.argv[5]) == 0, "exit status %s" % sys.argv[5]
+stats, hist = got["results"]
+row = stats["data"][0]
+v = lambda c: c["value"]
+g = {"count": v(row[2]), "min": v(row[3]), "mean": v(row[4]), "max": v(row[5]), "unmatched": v(row[6]), "unfinished": v(row[7])}
+for k in g:
+    if k == "mean":
+        assert abs(g[k] - want[k]) < 1e-3 * max(1, want[k]), (k, g[k], want[k])
+    else:
+        assert g[k] == want[k], (k, g[k], want[k])
+assert [[v(c) for c in r] for r in hist["data"]] == want["histogram"], (hist["data"], want["histogram"])
+assert (act["count"], act["min_ns"], act["max_ns"]) == (g["count"], g["min"], g["max"]), act
+assert abs(act["avg_ns"] - g["mean"]) < 1e-3 * max(1, g["mean"]), act
+assert "Latency statistics" in text and str(g["count"]) in text and "Latency histogram" in text, text
+print("ok   " + sys.argv[6] + ": %d intervals, min %d, max %d, %d histogram rows; = bt2 and reef activities" % (g["count"], g["min"], g["max"], len(hist["data"])))
+PY
+		}
+	done
+fi
+
+# Runs reef with a fault plugin built with -D$1 and checks its exit status
+# (1) and that stderr holds $3; $2 is the command's arguments.
+fault() {
+	local def=$1 args=$2 expect=$3 so=$WORK/fault-$1.so
+	"${CC[@]}" -D"$def" "$HERE/fault.c" -o "$so" || { fail "building fault.c -D$def"; return; }
+	# shellcheck disable=SC2086
+	"$REEF_BIN" ${args//@SO@/$so} > "$WORK/fault.out" 2> "$WORK/fault.err"
+	local rc=$?
+	if [ $rc -eq 1 ] && grep -qF -- "$expect" "$WORK/fault.err" && ! grep -q "panicked" "$WORK/fault.err"; then
+		echo "ok   $def: exit 1, $(head -c 160 "$WORK/fault.err" | tr '\n' ' ')"
+	else
+		fail "$def: exit $rc, stderr: $(cat "$WORK/fault.err"), wanted '$expect'"
+	fi
+}
+
+if want faults; then
+	echo "== faults: each a clear message and exit status 1"
+	T=${KTRACES[0]}
+	fault FAULT_NOSYM "plugins --plugin @SO@" "exports no reef_plugin_describe()"
+	fault FAULT_ABI "plugins --plugin @SO@" "built for plugin ABI 99, this reef loads ABI 1"
+	fault FAULT_UNDEF "plugins --plugin @SO@" "undefined symbol: reef_event_bogus"
+	fault FAULT_KINDS "plugins --plugin @SO@" "kinds 0x40"
+	fault FAULT_NAME "plugins --plugin @SO@" "is not letters, digits"
+	fault FAULT_INIT "print --plugin @SO@ --plugin-filter fault $T" "init failed (REEF_ERR_ARG): this plugin needs a license key"
+	fault FAULT_FILTER "print --plugin @SO@ --plugin-filter fault $T" "filter failed (REEF_ERR_ARG): gave up after 100 events"
+	n=$(wc -l < "$WORK/fault.out")
+	[ "$n" = 100 ] && echo "ok   the 100 events before the failure were printed" || fail "FAULT_FILTER printed $n events, not 100"
+	fault FAULT_FILTER_VALUE "print --plugin @SO@ --plugin-filter fault $T" "filter returned 7: expected 1, 0 or a negative status"
+	fault FAULT_CONSUME "sink fault --plugin @SO@ $T" "consume (message 6 at"
+	fault FAULT_LAMI_CELLS "analyse fault --plugin @SO@ $T" "row 0 has 2 cells, its class 3 columns"
+	fault FAULT_LAMI_JSON "analyse fault --plugin @SO@ $T" "its results are not JSON"
+	fault FAULT_LAMI_NULL "analyse fault --plugin @SO@ $T" "finish gave no results"
+	fault NO_FAULT "sink fault --plugin @SO@ $T" "is a filter and analysis, not a sink"
+	fault NO_FAULT_2 "print --plugin-filter nosuch $T" "no plugin named \"nosuch\""
+	fault NO_FAULT_3 "print --plugin /nonexistent.so --plugin-filter x $T" "/nonexistent.so: cannot be loaded"
+fi
+
+if want misuse; then
+	echo "== misuse: a plugin's handle refuses reading, closing and use after its call"
+	"${CC[@]}" -DFAULT_MISUSE "$HERE/fault.c" -o "$WORK/misuse.so" || fail "building fault.c -DFAULT_MISUSE"
+	"$REEF_BIN" sink fault --plugin "$WORK/misuse.so" "${KTRACES[0]}" > "$WORK/misuse.out" 2>&1
+	rc=$?
+	want_out="next REEF_ERR_HANDLE
+close REEF_ERR_HANDLE
+bad-path REEF_ERR_ARG
+null-out REEF_ERR_NULL
+name REEF_OK
+kept-handle REEF_ERR_STATE"
+	if [ $rc -eq 0 ] && [ "$(cat "$WORK/misuse.out")" = "$want_out" ]; then
+		echo "ok   $(tr '\n' ' ' < "$WORK/misuse.out")"
+	else
+		fail "misuse (rc $rc): $(cat "$WORK/misuse.out")"
+	fi
+fi
+
+echo "plugins: $fails failure(s)"
+[ "$fails" -eq 0 ]
