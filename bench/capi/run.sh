@@ -36,17 +36,8 @@ gcc -O2 -Wall -Wextra -Werror -o "$W/count_bt2" "$ROOT/bench/capi/count_bt2.c" $
 cmp -s "$W/reef.out" "$W/bt2.out" || { echo "bench/capi: the counts differ"; diff "$W/reef.out" "$W/bt2.out" | head; exit 1; }
 events=$(awk '$1 != "sum" {s += $2} END {print s}' "$W/reef.out")
 
-measure() {
-	local n=$1; shift
-	local ts=() rss=0 out
-	for _ in $(seq "$n"); do
-		/usr/bin/time -o "$W/time.txt" -f '%e %M' "$@" > /dev/null 2>/dev/null
-		out=$(tail -1 "$W/time.txt")
-		ts+=("${out% *}")
-		[ "${out#* }" -gt "$rss" ] && rss=${out#* }
-	done
-	printf '%s\n' "${ts[@]}" | sort -n | awk -v r="$rss" '{a[NR]=$1} END {print a[int((NR+1)/2)], r}'
-}
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
 read -r bt_t bt_m < <(measure "$BT2_RUNS" "$W/count_bt2" a "$TRACE")
 read -r cr_t cr_m < <(measure "$RUNS" "$W/count_reef" a "$TRACE")
 read -r ck_t ck_m < <(measure "$RUNS" "$REEF" check "$TRACE")

@@ -51,17 +51,8 @@ data_bytes=$(trace-cmd dump --options "$DAT" 2>/dev/null | awk '/data offset and
 events=$("$REEF" stats "$DAT" 2>/dev/null | awk '/^events / {print $2}')
 
 # median wall time and peak RSS (KiB) of a command run N times
-measure() {
-    local n=$1; shift
-    local ts=() rss=0 out
-    for _ in $(seq "$n"); do
-        /usr/bin/time -o "$CACHE/time.txt" -f '%e %M' "$@" > /dev/null 2>/dev/null
-        out=$(tail -1 "$CACHE/time.txt")
-        ts+=("${out% *}")
-        [ "${out#* }" -gt "$rss" ] && rss=${out#* }
-    done
-    printf '%s\n' "${ts[@]}" | sort -n | awk -v r="$rss" '{a[NR]=$1} END {print a[int((NR+1)/2)], r}'
-}
+# shellcheck source=../lib.sh
+source "$ROOT/bench/lib.sh"
 
 read -r tc_t tc_m < <(measure "$TC_RUNS" trace-cmd report "$DAT")
 read -r rp_t rp_m < <(measure "$RUNS" "$REEF" print "$DAT")

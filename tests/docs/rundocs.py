@@ -12,7 +12,8 @@ status and the block's last lines of output.
 Fixtures in each block's directory: `trace` and `examples/build/trace`,
 copies of the demo trace (examples/demo.c recorded as scripts/demo.sh
 records it); `examples/build/demo`, the demo program; `kernel`, an LTTng
-kernel trace of ../shared/conformance.
+kernel trace of ../shared/conformance; `examples/plugins` and
+`crates/reef-capi/include`, linked from the repository.
 
   rundocs.py --root ROOT [--docs FILE...] [--fixture DIR] [--no-selftest] [NAME...]
 
@@ -86,6 +87,10 @@ def run_block(name, fence_line, body, fixture, root, reef, scratch):
     os.makedirs(os.path.join(work, "examples", "build"))
     shutil.copytree(trace, os.path.join(work, "examples", "build", "trace"))
     os.symlink(os.path.join(fixture, "build", "demo"), os.path.join(work, "examples", "build", "demo"))
+    # Sources a block may build, at their paths in the repository.
+    os.symlink(os.path.join(root, "examples", "plugins"), os.path.join(work, "examples", "plugins"))
+    os.makedirs(os.path.join(work, "crates", "reef-capi"))
+    os.symlink(os.path.join(root, "crates", "reef-capi", "include"), os.path.join(work, "crates", "reef-capi", "include"))
     kernel = os.path.join(root, "..", "shared", "conformance", "kernel-traces", "bug446190")
     if os.path.isdir(kernel):
         os.symlink(os.path.abspath(kernel), os.path.join(work, "kernel"))
