@@ -160,6 +160,23 @@ int main(int argc, char **argv)
 			EXPECT(reef_event_uint(r, "payload..x", &v), REEF_ERR_ARG);
 			EXPECT(reef_event_uint(r, "x[", &v), REEF_ERR_ARG);
 			EXPECT(reef_event_uint(r, "", &v), REEF_ERR_ARG);
+			/* Paths are remembered per event class by their pointer:
+			 * the same buffer holding another path is another path. */
+			char buf[64];
+			uint64_t again;
+			snprintf(buf, sizeof buf, "%s", field);
+			EXPECT(reef_event_uint(r, buf, &v), REEF_OK);
+			snprintf(buf, sizeof buf, "no_such_field");
+			EXPECT(reef_event_uint(r, buf, &again), REEF_ERR_ABSENT);
+			snprintf(buf, sizeof buf, "%s", field);
+			EXPECT(reef_event_uint(r, buf, &again), REEF_OK);
+			if (again != v) {
+				fprintf(stderr, "%s read again through another buffer: %llu, then %llu\n",
+					field, (unsigned long long)v, (unsigned long long)again);
+				failures++;
+			}
+			snprintf(buf, sizeof buf, "%sx", field);
+			EXPECT(reef_event_uint(r, buf, &again), REEF_ERR_ABSENT);
 			EXPECT(reef_event_string(r, field, &s, &n), REEF_ERR_TYPE);
 			EXPECT(reef_event_string(r, field, NULL, &n), REEF_ERR_NULL);
 			EXPECT(reef_event_fields(r, (reef_scope)0, fields, 4, &n), REEF_ERR_ARG);

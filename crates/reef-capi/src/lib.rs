@@ -128,6 +128,9 @@ pub struct reef_reader {
     cur: Option<Current>,
     /// Event names, NUL-terminated, by (trace, stream class, event class).
     names: HashMap<(usize, usize, usize), CString>,
+    /// Paths resolved per event class, by (the caller's path pointer,
+    /// trace, stream class, event class).
+    paths: Paths,
     /// A panic left the reader in an unknown state: it reads no more.
     broken: bool,
 }
@@ -140,12 +143,27 @@ static CLOSED: AtomicU64 = AtomicU64::new(0);
 thread_local! {
     /// The reader this thread last found alive, and `CLOSED` then.
     static CHECKED: Cell<(usize, u64)> = const { Cell::new((0, u64::MAX)) };
-    static MESSAGE: RefCell<CString> = RefCell::new(CString::default());
+    /// The last failure's message, NUL-terminated; its buffer is reused,
+    /// so a failure repeated per event (a field absent from most events)
+    /// allocates nothing.
+    static MESSAGE: RefCell<Vec<u8>> = RefCell::new(vec![0]);
 }
 
 fn set_message(m: impl Into<String>) {
-    let m = m.into().replace('\0', " ");
-    MESSAGE.with(|c| *c.borrow_mut() = CString::new(m).unwrap_or_default());
+    set_message_parts(&[m.into().as_bytes()]);
+}
+
+/// Sets the message to the concatenation of `parts` (NUL bytes become
+/// spaces).
+fn set_message_parts(parts: &[&[u8]]) {
+    MESSAGE.with(|c| {
+        let mut b = c.borrow_mut();
+        b.clear();
+        for p in parts {
+            b.extend(p.iter().map(|&x| if x == 0 { b' ' } else { x }));
+        }
+        b.push(0);
+    });
 }
 
 fn fail(status: reef_status, m: impl Into<String>) -> reef_status {
@@ -318,6 +336,7 @@ pub unsafe extern "C" fn reef_reader_open(
             src: Backing::Own(Box::new(src)),
             cur: None,
             names: HashMap::new(),
+            paths: Paths::default(),
             broken: false,
         });
         let p = Box::into_raw(r);
@@ -427,7 +446,7 @@ pub unsafe extern "C" fn reef_reader_next(
 
 #[no_mangle]
 pub extern "C" fn reef_error_message() -> *const c_char {
-    MESSAGE.with(|c| c.borrow().as_ptr())
+    MESSAGE.with(|c| c.borrow().as_ptr().cast())
 }
 
 #[no_mangle]
@@ -760,11 +779,205 @@ fn find<'a>(plan: &'a Plan, values: &'a [Value], data: &'a [u8], comps: &[Comp])
     found
 }
 
-/// The leaf at `path` in the current event.
+/// Where a path leads in events of one class, found once (see
+/// [`reef_reader::paths`]).
+#[derive(Clone, Copy)]
+enum Resolved {
+    /// Always `values[value]` of the scope, decoded by `node`.
+    Fixed {
+        scope: c_int,
+        value: usize,
+        node: u32,
+    },
+    /// Walk the values ([`find`]).
+    Dynamic,
+    Absent,
+}
+
+/// A path resolved for a class: the path's bytes (checked on every hit:
+/// the key is the caller's pointer) and where it leads.
+struct PathEntry {
+    bytes: Box<[u8]>,
+    res: Resolved,
+}
+
+/// At most this many resolved paths per reader (then the table starts
+/// again): memory stays bounded whatever paths a program makes up.
+const MAX_PATHS: usize = 4096;
+
+/// The hasher of the resolved paths' table: keys are a pointer and small
+/// indexes, hashed by a multiply (the table is the reader's own, its keys
+/// the program's, not an adversary's).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type PathKey = (usize, usize, usize, usize);
+pub(crate) type Paths = HashMap<PathKey, PathEntry, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Whether the C string `p` holds exactly `want` (which has no NUL).
+///
+/// # Safety
+/// `p` is a NUL-terminated string: the comparison stops at its first
+/// difference, so never reads past the terminator.
+unsafe fn same_text(p: *const c_char, want: &[u8]) -> bool {
+    for (i, &b) in want.iter().enumerate() {
+        // SAFETY: every byte before this one matched `want`, which holds
+        // no NUL: still inside the string.
+        if unsafe { *p.add(i) } as u8 != b {
+            return false;
+        }
+    }
+    // SAFETY: as above.
+    unsafe { *p.add(want.len()) == 0 }
+}
+
+/// Where `path` leads in the current event's class, from the reader's
+/// table or found now from the plans.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string.
-unsafe fn leaf_at<'r>(r: &'r reef_reader, path: *const c_char) -> Result<Leaf<'r>, reef_status> {
+unsafe fn resolve(r: &mut reef_reader, path: *const c_char) -> Result<Resolved, reef_status> {
+    if path.is_null() {
+        return Err(fail(REEF_ERR_NULL, "path is NULL"));
+    }
+    let (c, cur) = match r.cur {
+        Some(c) if c.item == Item::Event => (c, r.event()?),
+        _ => return r.event().map(|_| Resolved::Dynamic),
+    };
+    let key = (path as usize, c.trace, cur.stream, cur.event.event);
+    if let Some(e) = r.paths.get(&key) {
+        // SAFETY: the caller's promise.
+        if unsafe { same_text(path, &e.bytes) } {
+            return Ok(e.res);
+        }
+    }
+    // SAFETY: the caller's promise.
+    let p = unsafe { text(path, "path") }?;
+    let Some((scope_of, comps)) = parse_path(p) else {
+        return Err(fail(
+            REEF_ERR_ARG,
+            format!("field path {p:?}: expected [scope.]name{{.name|[index]}}"),
+        ));
+    };
+    let names: Option<Vec<&str>> = comps
+        .iter()
+        .map(|c| match c {
+            Comp::Name(n) => Some(*n),
+            Comp::Index(_) => None,
+        })
+        .collect();
+    let res = match names {
+        None => Resolved::Dynamic,
+        Some(names) => {
+            let mut res = Resolved::Absent;
+            for &s in scope_order(&scope_of) {
+                let Some((plan, _)) = scope(cur, s) else {
+                    continue;
+                };
+                match walk::slot_of(plan, &names, name_is) {
+                    walk::Slot::Absent => continue,
+                    walk::Slot::Dynamic => res = Resolved::Dynamic,
+                    walk::Slot::Fixed { value, node } => {
+                        res = Resolved::Fixed {
+                            scope: s,
+                            value,
+                            node,
+                        }
+                    }
+                }
+                break;
+            }
+            res
+        }
+    };
+    if r.paths.len() >= MAX_PATHS {
+        r.paths.clear();
+    }
+    let bytes = p.as_bytes().into();
+    r.paths.insert(key, PathEntry { bytes, res });
+    Ok(res)
+}
+
+/// The scopes a path is looked for in: its own, or all in this order.
+fn scope_order(scope_of: &Option<c_int>) -> &[c_int] {
+    match scope_of {
+        Some(s) => std::slice::from_ref(s),
+        None => &[
+            SCOPE_PAYLOAD,
+            SCOPE_CONTEXT,
+            SCOPE_COMMON_CONTEXT,
+            SCOPE_EVENT_HEADER,
+            SCOPE_PACKET_CONTEXT,
+        ],
+    }
+}
+
+/// The leaf at `path` in the current event: where the path leads is found
+/// once per event class and path (a field at a fixed place is then read
+/// directly), else the values are walked.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+unsafe fn leaf_at<'r>(
+    r: &'r mut reef_reader,
+    path: *const c_char,
+) -> Result<Leaf<'r>, reef_status> {
+    // SAFETY: the caller's promise.
+    let res = unsafe { resolve(r, path) }?;
+    let r: &'r reef_reader = r;
+    match res {
+        Resolved::Fixed {
+            scope: s,
+            value,
+            node,
+        } => {
+            let cur = r.event()?;
+            if let Some((plan, values)) = scope(cur, s) {
+                if let (Some(&v), Some(n)) = (values.get(value), plan.nodes.get(node as usize)) {
+                    if let Some((l, _, _)) = walk::leaf_of(n, v, cur.data()) {
+                        return Ok(l);
+                    }
+                }
+            }
+            // SAFETY: the caller's promise.
+            unsafe { leaf_walked(r, path) }
+        }
+        Resolved::Absent => {
+            // SAFETY: the caller's promise (checked not NULL by `resolve`).
+            let p = unsafe { CStr::from_ptr(path) }.to_bytes();
+            set_message_parts(&[b"the event has no field \"", p, b"\""]);
+            Err(REEF_ERR_ABSENT)
+        }
+        // SAFETY: the caller's promise.
+        Resolved::Dynamic => unsafe { leaf_walked(r, path) },
+    }
+}
+
+/// The leaf at `path` in the current event, found by walking its values.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+unsafe fn leaf_walked<'r>(
+    r: &'r reef_reader,
+    path: *const c_char,
+) -> Result<Leaf<'r>, reef_status> {
     let cur = r.event()?;
     // SAFETY: the caller's promise.
     let p = unsafe { text(path, "path") }?;
@@ -774,17 +987,7 @@ unsafe fn leaf_at<'r>(r: &'r reef_reader, path: *const c_char) -> Result<Leaf<'r
             format!("field path {p:?}: expected [scope.]name{{.name|[index]}}"),
         ));
     };
-    let scopes: &[c_int] = match &scope_of {
-        Some(s) => std::slice::from_ref(s),
-        None => &[
-            SCOPE_PAYLOAD,
-            SCOPE_CONTEXT,
-            SCOPE_COMMON_CONTEXT,
-            SCOPE_EVENT_HEADER,
-            SCOPE_PACKET_CONTEXT,
-        ],
-    };
-    for &s in scopes {
+    for &s in scope_order(&scope_of) {
         let Some((plan, values)) = scope(cur, s) else {
             continue;
         };

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use reef_ctf::{Item, StreamCursor};
 
-use super::{reef_reader, Backing, Current, CLOSED, LIVE, MAGIC};
+use super::{reef_reader, Backing, Current, Paths, CLOSED, LIVE, MAGIC};
 
 /// A plugin's handle on its host's current message. Between
 /// [`EventView::show`] and [`EventView::hide`] the getters read the
@@ -36,6 +36,7 @@ impl EventView {
             src: Backing::View(std::ptr::null()),
             cur: None,
             names: HashMap::new(),
+            paths: Paths::default(),
             broken: false,
         });
         let p = Box::into_raw(r);

@@ -226,43 +226,16 @@ impl<'a> Walk<'a> {
             base,
         };
         match plan.nodes[n as usize] {
-            Node::Int { enum_idx, base, .. } | Node::VarInt { enum_idx, base, .. } => {
-                let v = match self.take() {
-                    Value::I(i) => Leaf::I(i),
-                    Value::U(u) => Leaf::U(u),
-                    _ => Leaf::U(0),
-                };
-                f(at, leaf(v, enum_idx, base))
-            }
-            Node::BigInt { size, le, .. } => {
-                let v = match self.take() {
-                    Value::Big { bit_off } => Leaf::Big { bit_off, size, le },
-                    _ => Leaf::U(0),
-                };
-                f(at, leaf(v, NONE, 16))
-            }
-            Node::Float { .. } => {
-                let v = match self.take() {
-                    Value::F(x) => x,
-                    _ => 0.0,
-                };
-                f(at, leaf(Leaf::F(v), NONE, 10))
-            }
-            Node::String => {
+            ref node @ (Node::Int { .. }
+            | Node::VarInt { .. }
+            | Node::BigInt { .. }
+            | Node::Float { .. }
+            | Node::String
+            | Node::Bytes { .. }) => {
                 let v = self.take();
-                f(
-                    at,
-                    leaf(Leaf::Str(self.bytes(v), TextEncoding::Utf8), NONE, 10),
-                )
-            }
-            Node::Bytes { text, .. } => {
-                let v = self.take();
-                let b = self.bytes(v);
-                let value = match text {
-                    Some(enc) => Leaf::Str(b, enc),
-                    None => Leaf::Blob(b),
-                };
-                f(at, leaf(value, NONE, 16))
+                let (value, enum_idx, base) =
+                    leaf_of(node, v, self.data).unwrap_or((Leaf::U(0), NONE, 10));
+                f(at, leaf(value, enum_idx, base))
             }
             Node::Struct { first, count, .. } => {
                 f(
@@ -342,6 +315,143 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// A leaf node's value `v` (its bytes in `data`) as a [`Leaf`], with its
+/// enumeration and display base; `None` for a compound node.
+pub fn leaf_of<'a>(node: &Node, v: Value, data: &'a [u8]) -> Option<(Leaf<'a>, u32, u32)> {
+    let bytes = |v: Value| match v {
+        Value::Bytes { off, len } => data.get(off..off + len).unwrap_or(&[]),
+        _ => &[],
+    };
+    Some(match *node {
+        Node::Int { enum_idx, base, .. } | Node::VarInt { enum_idx, base, .. } => {
+            let l = match v {
+                Value::I(i) => Leaf::I(i),
+                Value::U(u) => Leaf::U(u),
+                _ => Leaf::U(0),
+            };
+            (l, enum_idx, base)
+        }
+        Node::BigInt { size, le, .. } => {
+            let l = match v {
+                Value::Big { bit_off } => Leaf::Big { bit_off, size, le },
+                _ => Leaf::U(0),
+            };
+            (l, NONE, 16)
+        }
+        Node::Float { .. } => (
+            Leaf::F(match v {
+                Value::F(x) => x,
+                _ => 0.0,
+            }),
+            NONE,
+            10,
+        ),
+        Node::String => (Leaf::Str(bytes(v), TextEncoding::Utf8), NONE, 10),
+        Node::Bytes { text, .. } => {
+            let b = bytes(v);
+            let l = match text {
+                Some(enc) => Leaf::Str(b, enc),
+                None => Leaf::Blob(b),
+            };
+            (l, NONE, 16)
+        }
+        _ => return None,
+    })
+}
+
+/// Where a path of member names leads in a scope, known from its plan
+/// alone (for readers that look a field up in many events of a class).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The leaf `node`, whose value is always `values[value]`.
+    Fixed { value: usize, node: u32 },
+    /// Where it is depends on the values (behind a sequence, in a
+    /// variant or an optional), or it is not a leaf: walk the values.
+    Dynamic,
+    /// The scope has no such field.
+    Absent,
+}
+
+/// How many values node `n` always decodes to; `None` when that depends
+/// on the data (sequences, variants, optionals).
+fn fixed_count(plan: &Plan, n: u32) -> Option<usize> {
+    match plan.nodes[n as usize] {
+        Node::Int { .. }
+        | Node::VarInt { .. }
+        | Node::BigInt { .. }
+        | Node::Float { .. }
+        | Node::String
+        | Node::Bytes { .. } => Some(1),
+        Node::Struct { first, count, .. } => (first..first + count).try_fold(0usize, |acc, k| {
+            acc.checked_add(fixed_count(plan, plan.children[k as usize])?)
+        }),
+        Node::Array {
+            length, elem, text, ..
+        } => {
+            if text {
+                Some((length > 0) as usize)
+            } else {
+                usize::try_from(length)
+                    .ok()?
+                    .checked_mul(fixed_count(plan, elem)?)
+            }
+        }
+        Node::Sequence { .. } | Node::Variant { .. } | Node::Optional { .. } => None,
+    }
+}
+
+/// The [`Slot`] of the member path `names` in `plan` (each name compared
+/// with `same(member name, wanted)`, the member's one leading `_`
+/// stripped as [`walk`] gives it): the first member of a name decides, as
+/// a walk looking for it would.
+pub fn slot_of(plan: &Plan, names: &[&str], same: impl Fn(&str, &str) -> bool) -> Slot {
+    let Some(mut node) = plan.root else {
+        return Slot::Absent;
+    };
+    // Values before the current structure's first member (None: unknown).
+    let mut base = Some(0usize);
+    for (i, want) in names.iter().enumerate() {
+        let Node::Struct { first, count, .. } = plan.nodes[node as usize] else {
+            return Slot::Absent;
+        };
+        let mut off = base;
+        let mut hit = None;
+        for k in first..first + count {
+            let child = plan.children[k as usize];
+            let name = plan.names[k as usize].as_str();
+            if same(name.strip_prefix('_').unwrap_or(name), want) {
+                hit = Some(child);
+                break;
+            }
+            off = off.and_then(|o| o.checked_add(fixed_count(plan, child)?));
+        }
+        let Some(child) = hit else {
+            return Slot::Absent;
+        };
+        let last = i + 1 == names.len();
+        match plan.nodes[child as usize] {
+            Node::Struct { .. } if !last => {
+                node = child;
+                base = off;
+            }
+            Node::Int { .. }
+            | Node::VarInt { .. }
+            | Node::BigInt { .. }
+            | Node::Float { .. }
+            | Node::String
+            | Node::Bytes { .. } => {
+                return match (last, off) {
+                    (false, _) => Slot::Absent,
+                    (true, Some(value)) => Slot::Fixed { value, node: child },
+                    (true, None) => Slot::Dynamic,
+                }
+            }
+            _ => return Slot::Dynamic,
+        }
+    }
+    Slot::Dynamic
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +507,33 @@ event { id = 0; stream_id = 0; name = \"e\"; fields := struct {
         );
         assert!(text.contains("\n  x:Leaf { value: U(5)"), "{text}");
         assert!(text.ends_with("inner:End(Struct)"), "{text}");
+        let eq = |a: &str, b: &str| a == b;
+        assert_eq!(
+            slot_of(plan, &["s"], eq),
+            Slot::Fixed {
+                value: 1,
+                node: plan_child(plan, 1)
+            }
+        );
+        assert_eq!(slot_of(plan, &["seq"], eq), Slot::Dynamic);
+        assert_eq!(slot_of(plan, &["inner", "x"], eq), Slot::Dynamic);
+        assert_eq!(slot_of(plan, &["nope"], eq), Slot::Absent);
+        assert_eq!(slot_of(plan, &["a", "b"], eq), Slot::Absent);
+        let Slot::Fixed { value, node } = slot_of(plan, &["n"], eq) else {
+            panic!("n is at a fixed place");
+        };
+        let (l, _, _) = leaf_of(&plan.nodes[node as usize], values[value], &data).unwrap();
+        assert_eq!(l, Leaf::U(2));
+    }
+
+    /// The root structure's `i`-th member node.
+    fn plan_child(plan: &Plan, i: u32) -> u32 {
+        let Some(root) = plan.root else {
+            panic!("no root")
+        };
+        let Node::Struct { first, .. } = plan.nodes[root as usize] else {
+            panic!("root is not a structure")
+        };
+        plan.children[(first + i) as usize]
     }
 }
