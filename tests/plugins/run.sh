@@ -6,7 +6,9 @@
 # --plugin-filter against babeltrace2's lines of the events bt2 says it
 # keeps), a sink (counts per name), an analysis (latency statistics and
 # histogram, also against `reef activities`); the search path; and every
-# way a plugin can go wrong (fault.c): a clear message and exit status 1.
+# way a plugin can go wrong (fault.c): a clear message and exit status 1;
+# lttng-analyses' lttng-cputop-mi (0.6.1, PyPI) registered as an external
+# analysis gives the tables of `reef cputop --lami`.
 #
 #   REEF_BIN=/path/to/target/release/reef tests/plugins/run.sh [TEST-NAME-SUBSTRING...]
 set -uo pipefail
@@ -17,7 +19,7 @@ CONF=$ROOT/../shared/conformance
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-plugin-tests.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FILTERS=("$@")
-TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals faults misuse)
+TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals external faults misuse)
 want() {
 	local f
 	[ ${#FILTERS[@]} -eq 0 ] && return 0
@@ -36,6 +38,21 @@ for p in latency field count; do
 	"${CC[@]}" "$ROOT/examples/plugins/$p.c" -o "$WORK/$p.so" || { echo "FAIL building examples/plugins/$p.c"; exit 1; }
 done
 KTRACES=("$CONF/kernel-traces/bug446190" "$CONF/kernel-traces/uneven-streams")
+
+# Runs reef with a fault plugin built with -D$1 and checks its exit status
+# (1) and that stderr holds $3; $2 is the command's arguments.
+fault() {
+	local def=$1 args=$2 expect=$3 so=$WORK/fault-$1.so
+	"${CC[@]}" -D"$def" "$HERE/fault.c" -o "$so" || { fail "building fault.c -D$def"; return; }
+	# shellcheck disable=SC2086
+	"$REEF_BIN" ${args//@SO@/$so} > "$WORK/fault.out" 2> "$WORK/fault.err"
+	local rc=$?
+	if [ $rc -eq 1 ] && grep -qF -- "$expect" "$WORK/fault.err" && ! grep -q "panicked" "$WORK/fault.err"; then
+		echo "ok   $def: exit 1, $(head -c 160 "$WORK/fault.err" | tr '\n' ' ')"
+	else
+		fail "$def: exit $rc, stderr: $(cat "$WORK/fault.err"), wanted '$expect'"
+	fi
+}
 
 if want list; then
 	echo "== list: reef plugins shows each plugin's name, version and kinds"
@@ -170,20 +187,53 @@ PY
 	done
 fi
 
-# Runs reef with a fault plugin built with -D$1 and checks its exit status
-# (1) and that stderr holds $3; $2 is the command's arguments.
-fault() {
-	local def=$1 args=$2 expect=$3 so=$WORK/fault-$1.so
-	"${CC[@]}" -D"$def" "$HERE/fault.c" -o "$so" || { fail "building fault.c -D$def"; return; }
-	# shellcheck disable=SC2086
-	"$REEF_BIN" ${args//@SO@/$so} > "$WORK/fault.out" 2> "$WORK/fault.err"
-	local rc=$?
-	if [ $rc -eq 1 ] && grep -qF -- "$expect" "$WORK/fault.err" && ! grep -q "panicked" "$WORK/fault.err"; then
-		echo "ok   $def: exit 1, $(head -c 160 "$WORK/fault.err" | tr '\n' ' ')"
-	else
-		fail "$def: exit $rc, stderr: $(cat "$WORK/fault.err"), wanted '$expect'"
+if want external; then
+	echo "== external: lttng-cputop-mi registered as an external analysis = reef cputop --lami"
+	venv=$HOME/.cache/reef/lttng-analyses-0.6.1
+	if [ ! -x "$venv/bin/lttng-cputop-mi" ]; then
+		/usr/bin/python3 -m venv --system-site-packages "$venv" && "$venv/bin/pip" install -q lttnganalyses==0.6.1 \
+			|| { fail "external: lttnganalyses 0.6.1 did not install from PyPI"; venv=; }
 	fi
-}
+	if [ -n "$venv" ]; then
+		# 0.6.1 predates Python 3.10's move of collections.Mapping.
+		site=$("$venv/bin/python3" -c 'import lttnganalyses, os; print(os.path.dirname(lttnganalyses.__file__))')
+		{ grep -rl --include='*.py' 'collections\.Mapping' "$site" || true; } | xargs -r sed -i 's/collections\.Mapping/collections.abc.Mapping/g'
+		grep -q '^import collections.abc' "$site/core/event.py" || sed -i '0,/^import collections/s//import collections.abc\nimport collections/' "$site/core/event.py"
+		mkdir -p "$WORK/ext"
+		printf '# lttng-analyses CPU usage\n%s\n' "$venv/bin/lttng-cputop-mi" > "$WORK/ext/cputop-mi.lami"
+		for t in bug446190 uneven-streams; do
+			# lttng-analyses wants a directory holding a `kernel` trace.
+			mkdir -p "$WORK/la-$t" && cp -r "$CONF/kernel-traces/$t" "$WORK/la-$t/kernel"
+			REEF_PLUGIN_PATH=$WORK/ext "$REEF_BIN" analyse cputop-mi --lami "$WORK/la-$t" > "$WORK/ext.json" || fail "external $t: reef analyse failed"
+			REEF_PLUGIN_PATH=$WORK/ext "$REEF_BIN" analyse cputop-mi "$WORK/la-$t" > "$WORK/ext.txt" || fail "external $t: reef analyse (text) failed"
+			"$REEF_BIN" cputop --lami "$WORK/la-$t" > "$WORK/own.json"
+			/usr/bin/python3 - "$WORK/ext.json" "$WORK/own.json" "$WORK/ext.txt" "$t" <<'PY' || fail "external $t"
+import json, sys
+ext, own = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+text = open(sys.argv[3]).read()
+def norm(c):
+    if isinstance(c, dict) and isinstance(c.get("value"), float):
+        return dict(c, value=round(c["value"], 12))
+    return c
+rows = 0
+assert len(ext["results"]) == len(own["results"]) == 3, (len(ext["results"]), len(own["results"]))
+for a, b in zip(ext["results"], own["results"]):
+    assert a["class"] == b["class"], (a["class"], b["class"])
+    da = [[norm(c) for c in r] for r in a["data"]]
+    db = [[norm(c) for c in r] for r in b["data"]]
+    assert da == db, (a["class"], da[:2], db[:2])
+    rows += len(da)
+assert "Per-TID top CPU usage" in text, text[:200]
+print("ok   %s: %d rows in 3 tables equal reef cputop --lami; text tables shown" % (sys.argv[4], rows))
+PY
+		done
+		out=$(REEF_PLUGIN_PATH=$WORK/ext "$REEF_BIN" plugins)
+		grep -q "^cputop-mi \[external analysis\]" <<<"$out" || fail "external: reef plugins does not list it: $out"
+		fault NO_FAULT_4 "analyse cputop-mi --begin 1 --lami-command cputop-mi=true $WORK/la-bug446190" "it reads the traces itself"
+		fault NO_FAULT_5 "analyse bad --lami-command bad=false $WORK/la-bug446190" "\`false\` failed"
+		fault NO_FAULT_6 "analyse junk --lami-command junk=echo $WORK/la-bug446190" "printed no LAMI JSON"
+	fi
+fi
 
 if want faults; then
 	echo "== faults: each a clear message and exit status 1"

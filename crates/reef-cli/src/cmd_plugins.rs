@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use reef_plugin::{consume, name_and_args, Registry};
+use reef_plugin::{consume, name_and_args, External, Registry};
 
 use crate::source::ReadOpts;
 
@@ -44,6 +44,12 @@ pub struct AnalyseArgs {
     /// no trace is read.
     #[arg(long)]
     pub metadata: bool,
+    /// Register an external analysis: a program printing LAMI 1.0 (e.g.
+    /// `cputop-mi=lttng-cputop-mi`), run as `COMMAND --metadata` and
+    /// `COMMAND [ARGS] TRACE...`; a `NAME.lami` file holding the command
+    /// in a plugin directory does the same. Repeatable.
+    #[arg(long, value_name = "NAME=COMMAND")]
+    pub lami_command: Vec<String>,
 }
 
 pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
@@ -66,7 +72,14 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
         let broken: Vec<String> = reg.broken.iter().map(|e| e.to_string()).collect();
         serde_json::to_writer_pretty(
             &mut out,
-            &serde_json::json!({ "plugins": v, "broken": broken, "search": reef_plugin::search_dirs() }),
+            &serde_json::json!({
+                "plugins": v,
+                "external": reef_plugin::externals().0.iter().map(|e| serde_json::json!({
+                    "name": e.name, "command": e.command, "origin": e.origin,
+                })).collect::<Vec<_>>(),
+                "broken": broken,
+                "search": reef_plugin::search_dirs(),
+            }),
         )?;
         writeln!(out)?;
     } else {
@@ -90,7 +103,17 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
             .collect();
         writeln!(out, "searched: {}", dirs.join(":"))?;
     }
-    for e in &reg.broken {
+    let (ext, ext_broken) = reef_plugin::externals();
+    if !a.json {
+        for e in &ext {
+            writeln!(
+                out,
+                "{} [external analysis]\n    {}\n    {}",
+                e.name, e.command, e.origin
+            )?;
+        }
+    }
+    for e in reg.broken.iter().chain(&ext_broken) {
         eprintln!("reef: warning: {e}");
     }
     Ok(ExitCode::SUCCESS)
@@ -118,8 +141,80 @@ pub fn sink(a: &SinkArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The external analysis `name`: given on the command line, else (when no
+/// plugin has the name) registered by a `.lami` file.
+fn external(a: &AnalyseArgs, name: &str, plugin_found: bool) -> anyhow::Result<Option<External>> {
+    for spec in &a.lami_command {
+        let e = External::parse(spec)?;
+        if e.name == name {
+            return Ok(Some(e));
+        }
+    }
+    if plugin_found {
+        return Ok(None);
+    }
+    Ok(reef_plugin::externals()
+        .0
+        .into_iter()
+        .find(|e| e.name == name))
+}
+
+fn run_external(a: &AnalyseArgs, e: &External, args: Option<&str>) -> anyhow::Result<ExitCode> {
+    let r = &a.read;
+    if r.begin.is_some()
+        || r.end.is_some()
+        || r.filter.is_some()
+        || r.script.is_some()
+        || !r.plugin_filter.is_empty()
+    {
+        anyhow::bail!(
+            "{} is an external analysis ({}): it reads the traces itself, so --begin, --end, \
+             --filter, --script and --plugin-filter do not apply (give its own options after `=`)",
+            e.name,
+            e.command
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    if a.metadata {
+        serde_json::to_writer(&mut out, &e.metadata()?)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let args: Vec<String> = args
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let (results, meta) = e.analyse(&args, &r.paths)?;
+    print_results(&mut out, a.lami, &results, &meta)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_results(
+    out: &mut impl Write,
+    lami: bool,
+    results: &serde_json::Value,
+    meta: &serde_json::Value,
+) -> anyhow::Result<()> {
+    if lami {
+        serde_json::to_writer(&mut *out, results)?;
+        writeln!(out)?;
+    } else {
+        for (i, t) in reef_plugin::tables(results, meta).iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            out.write_all(t.text().as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
 pub fn analyse(a: &AnalyseArgs) -> anyhow::Result<ExitCode> {
-    let p = plugin(&a.read.plugins, &a.spec)?;
+    let (name, args) = name_and_args(&a.spec);
+    let found = Registry::load(&a.read.plugins, true)?.find(name);
+    if let Some(e) = external(a, name, found.is_ok())? {
+        return run_external(a, &e, args);
+    }
+    let p = found?;
     if p.kinds & reef_plugin::KIND_ANALYSIS == 0 {
         anyhow::bail!(
             "plugin {} is a {}, not an analysis",
@@ -133,22 +228,11 @@ pub fn analyse(a: &AnalyseArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (_, args) = name_and_args(&a.spec);
     let done = consume(&p, args, &a.read.options())?;
     let Some((results, meta)) = done.lami else {
         anyhow::bail!("plugin {} gave no results", p.name);
     };
-    if a.lami {
-        serde_json::to_writer(&mut out, &results)?;
-        writeln!(out)?;
-    } else {
-        for (i, t) in reef_plugin::tables(&results, &meta).iter().enumerate() {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            out.write_all(t.text().as_bytes())?;
-        }
-    }
+    print_results(&mut out, a.lami, &results, &meta)?;
     if let Some(e) = done.read_error {
         return Err(e.into());
     }

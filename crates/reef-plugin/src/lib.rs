@@ -619,3 +619,149 @@ impl MakeKeeper for FilterSpec {
         }
     }
 }
+
+/// An external analysis: a program that prints LAMI 1.0 (Trace Compass's
+/// "custom analyses"; lttng-analyses' `lttng-*-mi` commands), run as
+/// `COMMAND --metadata` for its table classes and `COMMAND TRACE...` for
+/// its results. Registered by a `NAME.lami` file (its first line that is
+/// not blank or a `#` comment is the command line, run by `sh -c`) in a
+/// search directory, or on the command line (`NAME=COMMAND`).
+#[derive(Debug, Clone)]
+pub struct External {
+    pub name: String,
+    pub command: String,
+    /// Where it was registered (a `.lami` file, or the command line).
+    pub origin: String,
+}
+
+impl External {
+    /// `NAME=COMMAND`.
+    pub fn parse(spec: &str) -> Result<External, PluginError> {
+        let (name, command) = name_and_args(spec);
+        let command = command.unwrap_or("").trim();
+        if name.is_empty() || command.is_empty() {
+            return Err(PluginError::NotFound {
+                name: spec.into(),
+                where_: "(expected NAME=COMMAND)".into(),
+            });
+        }
+        Ok(External {
+            name: name.into(),
+            command: command.into(),
+            origin: "the command line".into(),
+        })
+    }
+
+    fn load(path: &Path) -> Result<External, PluginError> {
+        let err = |msg: String| PluginError::Load {
+            path: path.into(),
+            msg,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let command = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .ok_or_else(|| err("holds no command line".into()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(External {
+            name,
+            command: command.into(),
+            origin: path.display().to_string(),
+        })
+    }
+
+    fn error(&self, msg: String) -> PluginError {
+        PluginError::Run {
+            name: self.name.clone(),
+            path: PathBuf::from(&self.origin),
+            msg,
+        }
+    }
+
+    /// Runs the command with `args`; its standard output, parsed as JSON.
+    fn run(&self, args: &[std::ffi::OsString]) -> Result<serde_json::Value, PluginError> {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} \"$@\"", self.command))
+            .arg("sh")
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| self.error(format!("`{}` did not start: {e}", self.command)))?;
+        if !out.status.success() {
+            // LAMI's way to fail: `{"error-message": ...}` on stdout.
+            let said = serde_json::from_slice::<serde_json::Value>(&out.stdout)
+                .ok()
+                .and_then(|v| v.get("error-message")?.as_str().map(str::to_owned));
+            if let Some(m) = said {
+                return Err(self.error(format!("`{}` failed ({}): {m}", self.command, out.status)));
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            let tail: Vec<&str> = err.lines().rev().take(5).collect();
+            return Err(self.error(format!(
+                "`{}` failed ({}){}",
+                self.command,
+                out.status,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    )
+                }
+            )));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| self.error(format!("`{}` printed no LAMI JSON: {e}", self.command)))
+    }
+
+    /// Its LAMI metadata, checked.
+    pub fn metadata(&self) -> Result<serde_json::Value, PluginError> {
+        let v = self.run(&["--metadata".into()])?;
+        lami::check_metadata(&v).map_err(|m| self.error(format!("its metadata: {m}")))?;
+        Ok(v)
+    }
+
+    /// Its results on `paths` (with `args` before them), checked against
+    /// its metadata: (results, metadata).
+    pub fn analyse(
+        &self,
+        args: &[String],
+        paths: &[PathBuf],
+    ) -> Result<(serde_json::Value, serde_json::Value), PluginError> {
+        let meta = self.metadata()?;
+        let mut a: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        a.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+        let v = self.run(&a)?;
+        lami::check_results(&v, &meta).map_err(|m| self.error(format!("its results: {m}")))?;
+        Ok((v, meta))
+    }
+}
+
+/// The external analyses registered by `NAME.lami` files in the search
+/// directories, and those that do not load.
+pub fn externals() -> (Vec<External>, Vec<PluginError>) {
+    let (mut found, mut broken) = (Vec::new(), Vec::new());
+    for d in search_dirs() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "lami"))
+            .collect();
+        files.sort();
+        for f in files {
+            match External::load(&f) {
+                Ok(e) => found.push(e),
+                Err(e) => broken.push(e),
+            }
+        }
+    }
+    (found, broken)
+}
