@@ -92,6 +92,9 @@ install: $(OUT)/docs.stamp
 	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(PKGCONFIGDIR)' \
 		'$(DESTDIR)$(CMAKEDIR)' '$(DESTDIR)$(BASHCOMPDIR)' '$(DESTDIR)$(ZSHCOMPDIR)' '$(DESTDIR)$(FISHCOMPDIR)'
 	$(INSTALL) -m 755 $(STRIP_FLAG) $(REEF_BIN) '$(DESTDIR)$(BINDIR)/reef'
+	@# The reading API's and plugins' headers: plugins build against them.
+	$(INSTALL) -m 644 crates/reef-capi/include/reef_reader.h crates/reef-capi/include/reef_plugin.h \
+		'$(DESTDIR)$(INCLUDEDIR)'
 	$(INSTALL) -m 644 $(OUT)/man/*.1 '$(DESTDIR)$(MANDIR)/man1'
 	$(INSTALL) -m 644 $(OUT)/completions/reef.bash '$(DESTDIR)$(BASHCOMPDIR)/reef'
 	$(INSTALL) -m 644 $(OUT)/completions/_reef '$(DESTDIR)$(ZSHCOMPDIR)/_reef'
@@ -114,6 +117,7 @@ uninstall:
 		'$(DESTDIR)$(LIBDIR)/libreef.a' '$(DESTDIR)$(LIBDIR)/libreef.so' '$(DESTDIR)$(LIBDIR)/libreef.so.$(ABI)' \
 		'$(DESTDIR)$(LIBDIR)/libreef.so.$(LIB_VERSION)' \
 		'$(DESTDIR)$(INCLUDEDIR)/reef.h' '$(DESTDIR)$(INCLUDEDIR)/reef_fast.h' \
+		'$(DESTDIR)$(INCLUDEDIR)/reef_reader.h' '$(DESTDIR)$(INCLUDEDIR)/reef_plugin.h' \
 		'$(DESTDIR)$(PKGCONFIGDIR)/reef.pc' '$(DESTDIR)$(BASHCOMPDIR)/reef' \
 		'$(DESTDIR)$(ZSHCOMPDIR)/_reef' '$(DESTDIR)$(FISHCOMPDIR)/reef.fish' \
 		'$(DESTDIR)$(CMAKEDIR)/reefConfig.cmake' '$(DESTDIR)$(CMAKEDIR)/reefConfigVersion.cmake' \

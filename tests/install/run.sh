@@ -67,7 +67,7 @@ REEF=$P/bin/reef
 
 # --- the installed files ----------------------------------------------------
 missing=
-for f in bin/reef include/reef.h include/reef_fast.h lib/libreef.a lib/libreef.so.1.0.0 \
+for f in bin/reef include/reef.h include/reef_fast.h include/reef_reader.h include/reef_plugin.h lib/libreef.a lib/libreef.so.1.0.0 \
 	lib/pkgconfig/reef.pc lib/cmake/reef/reefConfig.cmake lib/cmake/reef/reefConfigVersion.cmake \
 	lib/cmake/reef/ReefAddSchema.cmake share/man/man1/reef.1 share/man/man1/reef-print.1 \
 	share/bash-completion/completions/reef share/zsh/site-functions/_reef \
@@ -148,6 +148,15 @@ check "the bash completion completes 'reef pri' and 'reef print --clock-s'" bash
 names_print() { grep -q "'print:" "$1" && grep -q '"print"' "$2"; }
 check "the zsh and fish completions name the subcommands" \
 	names_print "$P/share/zsh/site-functions/_reef" "$P/share/fish/vendor_completions.d/reef.fish"
+
+# A plugin built against the installed headers alone, run by the installed
+# reef (which provides the reading API's functions).
+plugin_runs() {
+	cc -shared -fPIC -O2 -Wall -Wextra -Werror -I "$P/include" "$ROOT/examples/plugins/count.c" -o "$WORK/count.so" &&
+		"$REEF" sink "count=$WORK/counts" --plugin "$WORK/count.so" "$ROOT/../shared/conformance/kernel-traces/bug446190" &&
+		grep -qx 'total 31556' "$WORK/counts"
+}
+check "a plugin built against the installed headers runs in the installed reef" plugin_runs
 
 # --- the examples, built against the staging tree ---------------------------
 cp -r "$ROOT/examples/cmake" "$ROOT/examples/make" "$WORK/"
