@@ -54,6 +54,7 @@ pub struct AnalyseArgs {
 
 pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
     let reg = Registry::load(&a.plugins, true)?;
+    let (ext, ext_broken) = reef_plugin::externals();
     let mut out = std::io::stdout().lock();
     if a.json {
         let v: Vec<serde_json::Value> = reg
@@ -74,7 +75,7 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
             &mut out,
             &serde_json::json!({
                 "plugins": v,
-                "external": reef_plugin::externals().0.iter().map(|e| serde_json::json!({
+                "external": ext.iter().map(|e| serde_json::json!({
                     "name": e.name, "command": e.command, "origin": e.origin,
                 })).collect::<Vec<_>>(),
                 "broken": broken,
@@ -103,7 +104,6 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
             .collect();
         writeln!(out, "searched: {}", dirs.join(":"))?;
     }
-    let (ext, ext_broken) = reef_plugin::externals();
     if !a.json {
         for e in &ext {
             writeln!(

@@ -510,6 +510,24 @@ pub fn search_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The files named `*.EXT` in the search directories, in directory order,
+/// then by name.
+fn search_files(ext: &str) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for d in search_dirs() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect();
+        found.sort();
+        all.extend(found);
+    }
+    all
+}
+
 /// The plugins a front end can use: the files it was given, then every
 /// `*.so` in the search directories. A file given that does not load is an
 /// error; one found in a directory is listed among `broken`.
@@ -526,20 +544,10 @@ impl Registry {
             reg.plugins.push(Plugin::load(f)?);
         }
         if search {
-            for d in search_dirs() {
-                let Ok(rd) = std::fs::read_dir(&d) else {
-                    continue;
-                };
-                let mut found: Vec<PathBuf> = rd
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "so"))
-                    .collect();
-                found.sort();
-                for p in found {
-                    match Plugin::load(&p) {
-                        Ok(pl) => reg.plugins.push(pl),
-                        Err(e) => reg.broken.push(e),
-                    }
+            for p in search_files("so") {
+                match Plugin::load(&p) {
+                    Ok(pl) => reg.plugins.push(pl),
+                    Err(e) => reg.broken.push(e),
                 }
             }
         }
@@ -747,20 +755,10 @@ impl External {
 /// directories, and those that do not load.
 pub fn externals() -> (Vec<External>, Vec<PluginError>) {
     let (mut found, mut broken) = (Vec::new(), Vec::new());
-    for d in search_dirs() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "lami"))
-            .collect();
-        files.sort();
-        for f in files {
-            match External::load(&f) {
-                Ok(e) => found.push(e),
-                Err(e) => broken.push(e),
-            }
+    for f in search_files("lami") {
+        match External::load(&f) {
+            Ok(e) => found.push(e),
+            Err(e) => broken.push(e),
         }
     }
     (found, broken)

@@ -56,3 +56,39 @@ impl std::fmt::Debug for Keepers {
             .finish()
     }
 }
+
+/// A reading's keeper, with its name for errors.
+pub(crate) type Named = (Box<dyn Keeper>, String);
+
+/// One reading's keepers made from `keepers`.
+pub(crate) fn make_all(keepers: &Keepers) -> Result<Vec<Named>, crate::Error> {
+    keepers
+        .0
+        .iter()
+        .map(|k| {
+            let name = k.name();
+            match k.make() {
+                Ok(keeper) => Ok((keeper, name)),
+                Err(msg) => Err(crate::Error::Keeper { name, msg }),
+            }
+        })
+        .collect()
+}
+
+/// Whether every keeper keeps the event (stopping at the first that does
+/// not), or the first one's error.
+pub(crate) fn keep_all(keepers: &mut [Named], at: &KeepAt<'_>) -> Result<bool, crate::Error> {
+    for (k, name) in keepers {
+        match k.keep(at) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(msg) => {
+                return Err(crate::Error::Keeper {
+                    name: name.clone(),
+                    msg,
+                })
+            }
+        }
+    }
+    Ok(true)
+}

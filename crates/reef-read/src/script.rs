@@ -246,15 +246,7 @@ pub fn per_stream(opts: &ReadOptions) -> Result<Option<Vec<StreamBits>>, Error> 
     let mut plain = opts.clone();
     plain.script = None;
     plain.keepers = Default::default();
-    let mut keepers = Vec::new();
-    for k in &opts.keepers.0 {
-        let name = k.name();
-        let keeper = k.make().map_err(|msg| Error::Keeper {
-            name: name.clone(),
-            msg,
-        })?;
-        keepers.push((keeper, name));
-    }
+    let mut keepers = crate::keeper::make_all(&opts.keepers)?;
     let mut src = crate::Source::open(&plain)?;
     let mut per = vec![StreamBits::default(); src.cursors().len()];
     let mut n = 0u64;
@@ -271,15 +263,7 @@ pub fn per_stream(opts: &ReadOptions) -> Result<Option<Vec<StreamBits>>, Error> 
                 trace: m.trace,
                 ns: m.ns,
             };
-            for (k, name) in &mut keepers {
-                if !kept {
-                    break;
-                }
-                kept = k.keep(&at).map_err(|msg| Error::Keeper {
-                    name: name.clone(),
-                    msg,
-                })?;
-            }
+            kept = kept && crate::keeper::keep_all(&mut keepers, &at)?;
             per[m.stream].push(kept);
         }
         Ok::<_, Error>(std::ops::ControlFlow::Continue(()))

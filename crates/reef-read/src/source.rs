@@ -196,7 +196,7 @@ pub struct Source {
     /// The script's verdicts, and the number of events they were asked for.
     verdicts: Option<(Arc<crate::script::KeepBits>, u64)>,
     /// The keepers' states, and their names for errors.
-    keepers: Vec<(Box<dyn crate::keeper::Keeper>, String)>,
+    keepers: Vec<crate::keeper::Named>,
     finished: bool,
     ending: Ending,
     /// What must live as long as the source (a live session's directory).
@@ -277,14 +277,7 @@ impl Source {
             src.set_filter(move |c, item| item != Item::Event || f.matches(c));
         }
         src.verdicts = crate::script::keep_bits(opts)?.map(|k| (k, 0));
-        for k in &opts.keepers.0 {
-            let name = k.name();
-            let keeper = k.make().map_err(|msg| Error::Keeper {
-                name: name.clone(),
-                msg,
-            })?;
-            src.keepers.push((keeper, name));
-        }
+        src.keepers = crate::keeper::make_all(&opts.keepers)?;
         Ok(src)
     }
 
@@ -468,23 +461,13 @@ impl Source {
                     trace,
                     ns,
                 };
-                let mut kept = true;
-                for (k, name) in &mut self.keepers {
-                    match k.keep(&at) {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            kept = false;
-                            break;
-                        }
-                        Err(msg) => {
-                            self.finished = true;
-                            let name = name.clone();
-                            return Err(self.ending.stopped(Error::Keeper { name, msg }));
-                        }
+                match crate::keeper::keep_all(&mut self.keepers, &at) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        self.finished = true;
+                        return Err(self.ending.stopped(e));
                     }
-                }
-                if !kept {
-                    continue;
                 }
             }
             return Ok(Some(Msg {
