@@ -698,9 +698,9 @@ def python_reads_the_dat():
     venv = os.environ.get("REEF_PY_VENV", "/tmp/reef-python-venv")
     py = os.path.join(venv, "bin", "python")
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
+    if not os.path.exists(py):
+        check(run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv]).returncode == 0, "venv")
     if run([py, "-c", "import reef"]).returncode != 0:
-        if not os.path.exists(py):
-            check(run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv]).returncode == 0, "venv")
         r = run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-deps", os.path.join(root, "python")],
                 timeout=1800)
         check(r.returncode == 0, "installing the Python package: %s" % r.stderr[-300:])
