@@ -700,12 +700,13 @@ def main():
     for t in TESTS:
         if ARGS.only and not any(o in t.__name__ for o in ARGS.only):
             continue
+        t0 = time.time()
         try:
             r = t() or "ok"
             # A test passes by returning nothing or "ok ...": anything else
             # (a "skip") is a failure, never a pass.
             check(r == "ok" or r.startswith("ok "), "did not run to the end: %s" % r)
-            print("%-55s %s" % (t.__name__, r))
+            print("%-55s %s (%.1f s)" % (t.__name__, r, time.time() - t0), flush=True)
         except Fail as e:
             failed += 1
             print("%-55s FAIL\n    %s" % (t.__name__, str(e).replace("\n", "\n    ")))

@@ -49,6 +49,7 @@ pub mod metadata;
 pub mod model;
 pub mod plan;
 pub mod prog;
+pub mod source;
 pub mod stream;
 pub mod trace;
 pub mod walk;

@@ -637,8 +637,8 @@ impl TraceClass {
         if crate::capture::is_capture(dir) {
             return crate::capture::load_class(dir); // a live capture file
         }
-        if crate::ftrace::is_dat(dir) {
-            return crate::ftrace::load_class(dir); // a trace-cmd file
+        if crate::source::is_source(dir) {
+            return crate::source::load_class(dir); // another format
         }
         let mpath = dir.join("metadata");
         let f = std::fs::File::open(&mpath).map_err(|e| Error::io(&mpath, e))?;
@@ -796,13 +796,13 @@ fn scan_dirs(
     let mut damage: Vec<crate::Damage> = class.damage.iter().cloned().collect();
     for dir in dirs {
         let capture = crate::capture::is_capture(dir);
-        if capture || crate::ftrace::is_dat(dir) {
-            // A live capture file or a trace-cmd file: its streams,
-            // unpacked.
+        if capture || crate::source::is_source(dir) {
+            // A live capture file or a file of another format: its
+            // streams, unpacked or converted.
             let (files, c) = if capture {
                 crate::capture::stream_files(dir)?
             } else {
-                crate::ftrace::stream_files(dir)?
+                crate::source::stream_files(dir)?
             };
             cut = cut.or(c);
             for sf in files {

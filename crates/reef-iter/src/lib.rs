@@ -40,7 +40,7 @@ pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for p in paths {
         let md = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
-        if md.is_file() && (reef_ctf::capture::is_capture(p) || reef_ctf::ftrace::is_dat(p)) {
+        if md.is_file() && (reef_ctf::capture::is_capture(p) || reef_ctf::source::is_source(p)) {
             out.push(p.clone()); // a live capture file or a trace-cmd file is a trace
             continue;
         }

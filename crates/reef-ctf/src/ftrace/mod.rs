@@ -17,57 +17,53 @@ pub mod perf;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
 use crate::capture::Cut;
+use crate::source::{Converted, Format};
 use crate::trace::StreamFile;
-use crate::{Error, TraceClass};
+use crate::Error;
 
-/// Whether `path` is a file that starts like a `.dat` file or a
-/// perf.data file.
-pub fn is_dat(path: &Path) -> bool {
-    let mut h = [0u8; 10];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut h))
-        .is_ok()
-        && (dat::is_dat(&h) || perf::is_perf(&h))
+/// trace-cmd's `.dat` and perf.data, as [`crate::source`] formats.
+pub(crate) fn formats() -> Vec<Arc<dyn Format>> {
+    vec![Arc::new(Dat), Arc::new(Perf)]
 }
 
-/// A converted `.dat` file.
-struct Converted {
-    key: Key,
-    class: Option<TraceClass>,
-    files: Vec<StreamFile>,
-    cut: Option<Cut>,
+struct Dat;
+struct Perf;
+
+impl Format for Dat {
+    fn name(&self) -> &str {
+        "ftrace"
+    }
+    fn description(&self) -> &str {
+        "trace-cmd .dat files (versions 6 and 7)"
+    }
+    fn detect(&self, _path: &Path, head: &[u8]) -> bool {
+        dat::is_dat(head)
+    }
+    fn convert(&self, path: &Path) -> Result<Converted, Error> {
+        convert(path)
+    }
 }
 
-/// What tells a file from the one converted before.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Key {
-    path: PathBuf,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    ino: u64,
+impl Format for Perf {
+    fn name(&self) -> &str {
+        "perf"
+    }
+    fn description(&self) -> &str {
+        "perf.data files (perf record)"
+    }
+    fn detect(&self, _path: &Path, head: &[u8]) -> bool {
+        perf::is_perf(head)
+    }
+    fn convert(&self, path: &Path) -> Result<Converted, Error> {
+        convert(path)
+    }
 }
-
-fn key(path: &Path) -> Result<Key, Error> {
-    let md = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    use std::os::unix::fs::MetadataExt;
-    Ok(Key {
-        path: path.to_path_buf(),
-        len: md.len(),
-        modified: md.modified().ok(),
-        ino: md.ino(),
-    })
-}
-
-/// Conversions whose stream files were not taken yet: opening a trace
-/// loads its class, then its streams (`Trace::from_class`).
-static PENDING: Mutex<Vec<Converted>> = Mutex::new(Vec::new());
 
 fn stream_err(path: &Path, e: dat::DatError) -> Error {
     Error::Stream {
@@ -78,14 +74,13 @@ fn stream_err(path: &Path, e: dat::DatError) -> Error {
 }
 
 fn convert(path: &Path) -> Result<Converted, Error> {
-    let key = key(path)?;
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: mapped read-only; a file truncated while it is converted is
     // turned into zeros and reported by the guard (crate::guard).
     let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))?;
     let guard = crate::guard::Guard::of(&map);
     if perf::is_perf(&map) {
-        return convert_perf(path, key, &map, &guard);
+        return convert_perf(path, &map, &guard);
     }
     let d = dat::read(&map, path).map_err(|e| stream_err(path, e))?;
     let (common, classes) = convert::classes(&d).map_err(|m| Error::Stream {
@@ -168,8 +163,7 @@ fn convert(path: &Path) -> Result<Converted, Error> {
     let text = convert::metadata(&d, &common, &used);
     let class = crate::capture::class_from_metadata(text.as_bytes(), path)?;
     Ok(Converted {
-        key,
-        class: Some(class),
+        class,
         files,
         cut,
     })
@@ -178,7 +172,6 @@ fn convert(path: &Path) -> Result<Converted, Error> {
 /// [`convert`] of a perf.data file.
 fn convert_perf(
     path: &Path,
-    key: Key,
     map: &Mmap,
     guard: &crate::guard::Guard,
 ) -> Result<Converted, Error> {
@@ -245,8 +238,7 @@ fn convert_perf(
     );
     let class = crate::capture::class_from_metadata(text.as_bytes(), path)?;
     Ok(Converted {
-        key,
-        class: Some(class),
+        class,
         files,
         cut: s.damage.map(|e| Cut {
             path: path.to_path_buf(),
@@ -254,35 +246,4 @@ fn convert_perf(
             msg: format!("{} (the samples before this were read)", e.msg),
         }),
     })
-}
-
-/// The compiled metadata of the `.dat` file `path` (its streams are kept
-/// for [`stream_files`]).
-pub fn load_class(path: &Path) -> Result<TraceClass, Error> {
-    let mut c = convert(path)?;
-    let class = c.class.take().ok_or_else(|| Error::Stream {
-        path: path.to_path_buf(),
-        offset: 0,
-        msg: "no metadata".into(),
-    })?;
-    if let Ok(mut p) = PENDING.lock() {
-        p.retain(|o| o.key.path != path);
-        p.push(c);
-    }
-    Ok(class)
-}
-
-/// The CPU streams of the `.dat` file `path`, each in a temporary file
-/// named `PATH#cpuN`, and where a damaged page cut one.
-pub fn stream_files(path: &Path) -> Result<(Vec<StreamFile>, Option<Cut>), Error> {
-    let k = key(path)?;
-    let pending = PENDING.lock().ok().and_then(|mut p| {
-        let i = p.iter().position(|o| o.key == k)?;
-        Some(p.swap_remove(i))
-    });
-    let c = match pending {
-        Some(c) => c,
-        None => convert(path)?,
-    };
-    Ok((c.files, c.cut))
 }

@@ -127,7 +127,7 @@ pub fn write(
         // A trace-cmd file's trace is written as a directory; a capture
         // file is refused (`reef listen -o` writes it as one).
         let file_trace =
-            |d: &PathBuf| !d.join("metadata").is_file() && !reef_ctf::ftrace::is_dat(d);
+            |d: &PathBuf| !d.join("metadata").is_file() && !reef_ctf::source::is_source(d);
         if t.cut.is_some() || t.dirs.iter().any(file_trace) {
             return Err(Error::Usage(format!(
                 "{}: not a trace directory (a capture file?): `reef listen -o DIR` writes a CTF trace",
@@ -145,7 +145,7 @@ pub fn write(
         // before the cut) is written again from what was read: a copy
         // would be the damaged file (which babeltrace2 refuses, or
         // hangs on); the damage is still reported.
-        let dat = t.dirs.iter().any(|d| reef_ctf::ftrace::is_dat(d));
+        let dat = t.dirs.iter().any(|d| reef_ctf::source::is_source(d));
         if want == major && t.class.damage.is_none() && !dat {
             continue;
         }
