@@ -99,7 +99,9 @@ pub struct reef_field {
     pub base: u32,
 }
 
+mod source;
 mod view;
+pub use source::reef_source;
 pub use view::EventView;
 
 const MAGIC: u64 = 0x7265_6566_5f72_6472; // "reef_rdr"

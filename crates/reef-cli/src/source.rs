@@ -45,11 +45,14 @@ pub struct ReadOpts {
     /// and --script), its arguments after `=`. Repeatable: all must keep.
     #[arg(long, value_name = "NAME[=ARGS]")]
     pub plugin_filter: Vec<String>,
-    /// The inputs' format: `ctf` (trace directories; the default) or
+    /// The inputs' format: `ctf` (trace directories; the default),
     /// `lttng-live` (a `net://HOST[:PORT]/host/TARGET_HOST/SESSION` read
     /// from lttng-relayd as it is recorded; `net://HOST[:PORT]` lists the
-    /// relay's sessions). A `net://` input is live without it.
-    #[arg(short = 'i', long, value_name = "FORMAT", value_parser = ["ctf", "lttng-live"])]
+    /// relay's sessions), or a source's name (`ftrace`, `perf`, a source
+    /// plugin's; `reef plugins` lists them) to read every input file that
+    /// is not CTF with it. Without it, files are recognised by their
+    /// content and a `net://` input is live.
+    #[arg(short = 'i', long, value_name = "FORMAT")]
     pub input_format: Option<String>,
     /// For a live session: what to do when it is not, or no longer, on the
     /// relay — end the reading (the default, as `babeltrace2 -i
@@ -108,6 +111,15 @@ impl ReadOpts {
     /// that reads its traces once and exits sets `keep_traces`, and the
     /// analyses `lazy_plans`.
     pub fn options(&self) -> ReadOptions {
+        reef_plugin::install_sources(&self.plugins);
+        if let Some(f) = self.input_format.as_deref() {
+            if f != "ctf" && f != "lttng-live" {
+                if let Err(e) = reef_ctf::source::force(Some(f)) {
+                    eprintln!("reef: error: -i {f}: {e}");
+                    std::process::exit(2);
+                }
+            }
+        }
         ReadOptions {
             paths: self.paths.clone(),
             begin: self.begin,

@@ -62,12 +62,53 @@ fn registry() -> &'static RwLock<Registry> {
     })
 }
 
+/// Gives formats when first needed: a file no format known so far
+/// claims, a name not known so far, the list of every format.
+pub type Provider = Box<dyn FnOnce() -> Result<Vec<Arc<dyn Format>>, String> + Send>;
+
+static PROVIDERS: Mutex<Vec<Provider>> = Mutex::new(Vec::new());
+static PROVIDED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Adds formats that are made only when needed (plugins, loaded then).
+pub fn add_provider(p: Provider) {
+    if let Ok(mut v) = PROVIDERS.lock() {
+        v.push(p);
+    }
+}
+
+/// Runs the providers not run yet; whether any was.
+fn provide() -> bool {
+    let pending: Vec<Provider> = match PROVIDERS.lock() {
+        Ok(mut v) => std::mem::take(&mut *v),
+        Err(_) => return false,
+    };
+    let ran = !pending.is_empty();
+    for p in pending {
+        let r = p().and_then(|fs| fs.into_iter().try_for_each(register));
+        if let (Err(e), Ok(mut errs)) = (r, PROVIDED.lock()) {
+            errs.push(e);
+        }
+    }
+    ran
+}
+
+/// What the providers run so far could not give (a plugin that does not
+/// load), if anything.
+pub fn provider_errors() -> Vec<String> {
+    PROVIDED.lock().map(|e| e.clone()).unwrap_or_default()
+}
+
 /// Adds a format, tried after those registered before it. A name already
 /// taken is refused.
 pub fn register(f: Arc<dyn Format>) -> Result<(), String> {
-    let mut r = registry().write().map_err(|_| "format registry poisoned".to_string())?;
+    let mut r = registry()
+        .write()
+        .map_err(|_| "format registry poisoned".to_string())?;
     if r.formats.iter().any(|o| o.name() == f.name()) {
-        return Err(format!("a source named '{}' is already registered", f.name()));
+        return Err(format!(
+            "a source named '{}' is already registered",
+            f.name()
+        ));
     }
     r.formats.push(f);
     Ok(())
@@ -75,21 +116,49 @@ pub fn register(f: Arc<dyn Format>) -> Result<(), String> {
 
 /// The formats known, built-in ones first.
 pub fn formats() -> Vec<Arc<dyn Format>> {
-    registry().read().map(|r| r.formats.clone()).unwrap_or_default()
+    provide();
+    registry()
+        .read()
+        .map(|r| r.formats.clone())
+        .unwrap_or_default()
+}
+
+/// The format named `name`.
+pub fn find(name: &str) -> Option<Arc<dyn Format>> {
+    let get = || {
+        registry()
+            .read()
+            .ok()?
+            .formats
+            .iter()
+            .find(|f| f.name() == name)
+            .cloned()
+    };
+    get().or_else(|| if provide() { get() } else { None })
 }
 
 /// Reads every file that is neither CTF nor a capture as the format
 /// `name` (`-i NAME`), whatever its first bytes; `None` goes back to
 /// detection. The choice holds for the whole process.
 pub fn force(name: Option<&str>) -> Result<(), String> {
-    let mut r = registry().write().map_err(|_| "format registry poisoned".to_string())?;
-    r.forced = match name {
+    let f = match name {
         None => None,
-        Some(n) => Some(r.formats.iter().find(|f| f.name() == n).cloned().ok_or_else(|| {
-            let names: Vec<&str> = r.formats.iter().map(|f| f.name()).collect();
-            format!("no source named '{n}' (known: {})", names.join(", "))
+        Some(n) => Some(find(n).ok_or_else(|| {
+            let names: Vec<String> = formats().iter().map(|f| f.name().to_string()).collect();
+            let mut m = format!(
+                "no source named '{n}' (known: ctf, lttng-live, {})",
+                names.join(", ")
+            );
+            for e in provider_errors() {
+                m.push_str(&format!("; {e}"));
+            }
+            m
         })?),
     };
+    let mut r = registry()
+        .write()
+        .map_err(|_| "format registry poisoned".to_string())?;
+    r.forced = f;
     Ok(())
 }
 
@@ -99,9 +168,8 @@ pub fn detect(path: &Path) -> Option<Arc<dyn Format>> {
     if !md.is_file() {
         return None;
     }
-    let r = registry().read().ok()?;
-    if let Some(f) = &r.forced {
-        return Some(f.clone());
+    if let Some(f) = registry().read().ok()?.forced.clone() {
+        return Some(f);
     }
     let mut head = Vec::with_capacity(HEAD_LEN);
     File::open(path)
@@ -109,7 +177,15 @@ pub fn detect(path: &Path) -> Option<Arc<dyn Format>> {
         .take(HEAD_LEN as u64)
         .read_to_end(&mut head)
         .ok()?;
-    r.formats.iter().find(|f| f.detect(path, &head)).cloned()
+    let claim = |from: usize| {
+        let r = registry().read().ok()?;
+        r.formats[from.min(r.formats.len())..]
+            .iter()
+            .find(|f| f.detect(path, &head))
+            .cloned()
+    };
+    let known = registry().read().ok()?.formats.len();
+    claim(0).or_else(|| if provide() { claim(known) } else { None })
 }
 
 /// Whether some format reads the file `path`.
@@ -329,6 +405,12 @@ impl Builder {
         Err(msg)
     }
 
+    /// Ends the conversion with `msg` (a source's own failure) unless a
+    /// misuse ended it before.
+    pub fn fail_with(&mut self, msg: String) {
+        let _ = self.fail::<()>(msg);
+    }
+
     /// The first misuse, if any.
     pub fn error(&self) -> Option<&Cut> {
         self.err.as_ref()
@@ -357,7 +439,9 @@ impl Builder {
     /// Declares an event class; its id.
     pub fn class(&mut self, name: &str, fields: &[(&str, FieldType)]) -> Result<u32, String> {
         if name.is_empty() || name.contains(['"', '\\', '\n']) {
-            return self.fail(format!("event class name {name:?}: empty or with a quote, backslash or newline"));
+            return self.fail(format!(
+                "event class name {name:?}: empty or with a quote, backslash or newline"
+            ));
         }
         if self.names.contains_key(name) {
             return self.fail(format!("event class '{name}' declared twice"));
@@ -414,7 +498,10 @@ impl Builder {
 
     fn what(&self) -> String {
         match self.cur {
-            Some((_, c, _)) => format!("event {} ('{}')", self.events, self.classes[c as usize].name),
+            Some((_, c, _)) => format!(
+                "event {} ('{}')",
+                self.events, self.classes[c as usize].name
+            ),
             None => format!("event {}", self.events),
         }
     }
@@ -456,7 +543,10 @@ impl Builder {
     pub fn value(&mut self, v: Value) -> Result<(), String> {
         self.failed()?;
         let Some((stream, class, i)) = self.cur else {
-            return self.fail(format!("event {}: a value given outside an event", self.events));
+            return self.fail(format!(
+                "event {}: a value given outside an event",
+                self.events
+            ));
         };
         let c = &self.classes[class as usize];
         let Some(&(ref fname, ty)) = c.fields.get(i) else {
@@ -468,7 +558,9 @@ impl Builder {
         let problem = match (ty, v) {
             (FieldType::Uint(b), Value::Uint(x)) => {
                 if b < 64 && x >> b != 0 {
-                    Some(format!("field '{fname}' is u{b}, given {x}, out of its range"))
+                    Some(format!(
+                        "field '{fname}' is u{b}, given {x}, out of its range"
+                    ))
                 } else {
                     out.extend_from_slice(&x.to_le_bytes()[..b as usize / 8]);
                     None
@@ -477,13 +569,17 @@ impl Builder {
             (FieldType::Int(b), Value::Int(x)) => {
                 let lim = 1i128 << (b - 1);
                 if (x as i128) < -lim || (x as i128) >= lim {
-                    Some(format!("field '{fname}' is s{b}, given {x}, out of its range"))
+                    Some(format!(
+                        "field '{fname}' is s{b}, given {x}, out of its range"
+                    ))
                 } else {
                     out.extend_from_slice(&x.to_le_bytes()[..b as usize / 8]);
                     None
                 }
             }
-            (FieldType::Int(b), Value::Uint(x)) if x <= i64::MAX as u64 && (b == 64 || x < 1 << (b - 1)) => {
+            (FieldType::Int(b), Value::Uint(x))
+                if x <= i64::MAX as u64 && (b == 64 || x < 1 << (b - 1)) =>
+            {
                 out.extend_from_slice(&(x as i64).to_le_bytes()[..b as usize / 8]);
                 None
             }
@@ -509,9 +605,13 @@ impl Builder {
             }
             (FieldType::Str, Value::Str(s)) => {
                 if s.contains(&0) {
-                    Some(format!("field '{fname}' is a string, given one holding a NUL byte"))
+                    Some(format!(
+                        "field '{fname}' is a string, given one holding a NUL byte"
+                    ))
                 } else if std::str::from_utf8(s).is_err() {
-                    Some(format!("field '{fname}' is a string, given bytes that are not UTF-8"))
+                    Some(format!(
+                        "field '{fname}' is a string, given bytes that are not UTF-8"
+                    ))
                 } else {
                     out.extend_from_slice(s);
                     out.push(0);
@@ -605,7 +705,10 @@ impl Builder {
             self.tracer.replace(['"', '\\'], "_"),
             self.path.display().to_string().replace(['"', '\\'], "_")
         ));
-        let (secs, ns) = (self.offset_ns.div_euclid(1_000_000_000), self.offset_ns.rem_euclid(1_000_000_000));
+        let (secs, ns) = (
+            self.offset_ns.div_euclid(1_000_000_000),
+            self.offset_ns.rem_euclid(1_000_000_000),
+        );
         // The offset's sub-second part in the clock's cycles.
         let cycles = (ns as u128 * self.freq as u128 / 1_000_000_000) as u64;
         t.push_str(&format!(

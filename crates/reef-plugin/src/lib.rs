@@ -23,7 +23,9 @@ use reef_read::keeper::{KeepAt, Keeper, MakeKeeper};
 use reef_read::{Item, ReadOptions, Source};
 
 mod lami;
+mod source;
 pub use lami::{check_lami, tables, LamiTable};
+pub use source::install_sources;
 
 /// The ABI this host speaks (`REEF_PLUGIN_ABI`).
 pub const ABI: u32 = 1;
@@ -33,6 +35,7 @@ pub const SYMBOL: &str = "reef_plugin_describe";
 pub const KIND_FILTER: u32 = 1;
 pub const KIND_SINK: u32 = 2;
 pub const KIND_ANALYSIS: u32 = 4;
+pub const KIND_SOURCE: u32 = 8;
 
 const REEF_OK: reef_status = 0;
 const REEF_END: reef_status = 1;
@@ -55,7 +58,19 @@ struct RawPlugin {
     finish:
         Option<unsafe extern "C" fn(*mut c_void, reef_status, *mut *const c_char) -> reef_status>,
     metadata: Option<unsafe extern "C" fn() -> *const c_char>,
+    // From here on, read only when `size` covers them.
+    detect: Option<unsafe extern "C" fn(*const c_char, *const u8, usize) -> c_int>,
+    read: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            *const c_char,
+            *mut reef_capi::reef_source,
+        ) -> reef_status,
+    >,
 }
+
+/// The size of ABI 1's first description, before the source fields.
+const BASE_SIZE: usize = std::mem::offset_of!(RawPlugin, detect);
 
 /// What can go wrong with a plugin, naming its file.
 #[derive(Debug, thiserror::Error)]
@@ -81,8 +96,9 @@ pub struct Plugin {
     pub version: String,
     pub description: String,
     pub kinds: u32,
-    raw: *const RawPlugin,
-    /// Keeps the code mapped while `raw` is used; never unloaded before.
+    /// The description, copied (zeros past a shorter one's `size`).
+    desc: RawPlugin,
+    /// Keeps the code mapped while `desc` is used; never unloaded before.
     _lib: libloading::Library,
 }
 
@@ -154,14 +170,22 @@ impl Plugin {
                  against this reef's reef_plugin.h"
             )));
         }
-        if (size as usize) < std::mem::size_of::<RawPlugin>() {
+        if (size as usize) < BASE_SIZE {
             return Err(err(format!(
-                "its description is {size} bytes, ABI {ABI} has {}",
-                std::mem::size_of::<RawPlugin>()
+                "its description is {size} bytes, ABI {ABI} has at least {BASE_SIZE}"
             )));
         }
-        // SAFETY: ABI 1 and its size checked: the header's layout.
-        let d = unsafe { &*raw };
+        let sources = size as usize >= std::mem::size_of::<RawPlugin>();
+        // SAFETY: ABI 1 and its size checked: the header's layout, of
+        // which `size` bytes are the plugin's; all zeros is a valid
+        // `RawPlugin` (NULL pointers, `None` functions).
+        let desc = unsafe {
+            let mut d = std::mem::MaybeUninit::<RawPlugin>::zeroed();
+            let n = (size as usize).min(std::mem::size_of::<RawPlugin>());
+            std::ptr::copy_nonoverlapping(raw.cast::<u8>(), d.as_mut_ptr().cast::<u8>(), n);
+            d.assume_init()
+        };
+        let d = &desc;
         // SAFETY: static strings of the object.
         let name = unsafe { text(d.name, "name", path) }?;
         if name.is_empty()
@@ -178,9 +202,16 @@ impl Plugin {
         // SAFETY: as above.
         let description = unsafe { text(d.description, "description", path) }?;
         let kinds = d.kinds;
-        if kinds == 0 || kinds & !(KIND_FILTER | KIND_SINK | KIND_ANALYSIS) != 0 {
+        if kinds == 0 || kinds & !(KIND_FILTER | KIND_SINK | KIND_ANALYSIS | KIND_SOURCE) != 0 {
             return Err(err(format!(
-                "kinds {kinds:#x}: expected REEF_PLUGIN_FILTER, _SINK and/or _ANALYSIS"
+                "kinds {kinds:#x}: expected REEF_PLUGIN_SOURCE, _FILTER, _SINK and/or _ANALYSIS"
+            )));
+        }
+        if kinds & KIND_SOURCE != 0 && !sources {
+            return Err(err(format!(
+                "a source whose description is {size} bytes: built against a reef_plugin.h \
+                 without sources (it has {})",
+                std::mem::size_of::<RawPlugin>()
             )));
         }
         let need = |ok: bool, what: &str| {
@@ -200,25 +231,28 @@ impl Plugin {
         if kinds & KIND_ANALYSIS != 0 {
             need(d.metadata.is_some(), "an analysis whose `metadata`")?;
         }
+        if kinds & KIND_SOURCE != 0 {
+            need(d.read.is_some(), "a source whose `read`")?;
+        }
         Ok(Arc::new(Plugin {
             path: path.into(),
             name,
             version,
             description,
             kinds,
-            raw,
+            desc,
             _lib: lib,
         }))
     }
 
     fn raw(&self) -> &RawPlugin {
-        // SAFETY: checked in `load`; the object stays loaded with `self`.
-        unsafe { &*self.raw }
+        &self.desc
     }
 
-    /// The kinds' names (`filter`, `sink`, `analysis`).
+    /// The kinds' names (`source`, `filter`, `sink`, `analysis`).
     pub fn kind_names(&self) -> Vec<&'static str> {
         [
+            (KIND_SOURCE, "source"),
             (KIND_FILTER, "filter"),
             (KIND_SINK, "sink"),
             (KIND_ANALYSIS, "analysis"),

@@ -162,19 +162,11 @@ fn convert(path: &Path) -> Result<Converted, Error> {
         .collect();
     let text = convert::metadata(&d, &common, &used);
     let class = crate::capture::class_from_metadata(text.as_bytes(), path)?;
-    Ok(Converted {
-        class,
-        files,
-        cut,
-    })
+    Ok(Converted { class, files, cut })
 }
 
 /// [`convert`] of a perf.data file.
-fn convert_perf(
-    path: &Path,
-    map: &Mmap,
-    guard: &crate::guard::Guard,
-) -> Result<Converted, Error> {
+fn convert_perf(path: &Path, map: &Mmap, guard: &crate::guard::Guard) -> Result<Converted, Error> {
     let p = perf::read(map).map_err(|e| stream_err(path, e))?;
     let (common, classes) = convert::classes(&p.dat).map_err(|m| Error::Stream {
         path: path.to_path_buf(),
