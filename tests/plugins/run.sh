@@ -19,7 +19,8 @@ CONF=$ROOT/../shared/conformance
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-plugin-tests.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FILTERS=("$@")
-TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals external faults misuse)
+TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals external faults misuse
+	source-c source-faults)
 want() {
 	local f
 	[ ${#FILTERS[@]} -eq 0 ] && return 0
@@ -34,7 +35,7 @@ command -v babeltrace2 >/dev/null || { echo "plugins: babeltrace2 is not install
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 CC=(gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I "$ROOT/crates/reef-capi/include")
-for p in latency field count; do
+for p in latency field count binlog; do
 	"${CC[@]}" "$ROOT/examples/plugins/$p.c" -o "$WORK/$p.so" || { echo "FAIL building examples/plugins/$p.c"; exit 1; }
 done
 KTRACES=("$CONF/kernel-traces/bug446190" "$CONF/kernel-traces/uneven-streams")
@@ -272,6 +273,116 @@ kept-handle REEF_ERR_STATE"
 		echo "ok   $(tr '\n' ' ' < "$WORK/misuse.out")"
 	else
 		fail "misuse (rc $rc): $(cat "$WORK/misuse.out")"
+	fi
+fi
+
+if want source-c; then
+	echo "== source-c: binlog.c's events = what the generator wrote, read by babeltrace2 from reef convert's CTF"
+	S=$WORK/src
+	mkdir -p "$S"
+	/usr/bin/python3 "$HERE/binlog.py" "$S/server.blog" "$S/want.jsonl" 3000 11
+	P=(--plugin "$WORK/binlog.so")
+	# Found by its content; its file name says nothing.
+	cp "$S/server.blog" "$S/server.data"
+	"$REEF_BIN" print "${P[@]}" "$S/server.data" > "$S/print.txt"; rc1=$?
+	"$REEF_BIN" convert "${P[@]}" "$S/server.data" -o "$S/ctf" > /dev/null 2>&1; rc2=$?
+	babeltrace2 "$S/ctf" > "$S/bt.txt" 2> "$S/bt.err"; rc3=$?
+	n=$(wc -l < "$S/want.jsonl")
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ ! -s "$S/bt.err" ] && [ "$n" -gt 6000 ] \
+		&& cmp -s "$S/print.txt" "$S/bt.txt"; then
+		echo "ok   reef print = babeltrace2 on reef convert's trace, no warning ($n events)"
+	else
+		fail "source-c print/convert (rc $rc1 $rc2 $rc3, $(wc -l < "$S/print.txt") lines, bt2 $(wc -l < "$S/bt.txt"); $(head -c 300 "$S/bt.err"))"
+		diff "$S/print.txt" "$S/bt.txt" | head -5
+	fi
+	/usr/bin/python3 - "$S/ctf" "$S/want.jsonl" <<'PY' || fail "source-c: bt2's events differ from the generator's"
+import bt2, json, sys
+want = sorted((json.loads(l) for l in open(sys.argv[2])), key=lambda e: (e["thread"], e["ns"]))
+got = []
+for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(m) is bt2._EventMessageConst:
+        e = m.event
+        thread = int(e.stream.name.rsplit("thread-", 1)[1])
+        got.append({"ns": m.default_clock_snapshot.ns_from_origin, "thread": thread, "name": e.name,
+                    "fields": {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v)) for k, v in e.payload_field.items()}})
+got.sort(key=lambda e: (e["thread"], e["ns"]))
+assert len(got) == len(want), (len(got), len(want))
+for g, w in zip(got, want):
+    assert g == w, (g, w)
+print("ok   bt2 reads every event as the generator wrote it: time (ns since the epoch), thread (stream), name, fields (%d)" % len(got))
+PY
+	# Named with -i: the file's content is not looked at.
+	out=$("$REEF_BIN" stats --json -i binlog "${P[@]}" "$S/server.data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	[ "$out" = "$n" ] && echo "ok   -i binlog: $out events" || fail "-i binlog: $out events, wanted $n"
+	# Analysed: latency.c over its requests = the generator's pairs.
+	"$REEF_BIN" analyse "latency=begin=request_begin,end=request_end,key=payload.id" --lami "${P[@]}" \
+		--plugin "$WORK/latency.so" "$S/server.data" > "$S/lat.json"; rc=$?
+	"$REEF_BIN" activities --begin '$evt.$name == "request_begin"' --end '$evt.$name == "request_end"' \
+		--key id --stats --json "${P[@]}" "$S/server.data" > "$S/act.json"
+	/usr/bin/python3 - "$S/lat.json" "$S/act.json" "$S/want.jsonl" "$rc" <<'PY' || fail "source-c: latency.c's table"
+import json, sys
+assert sys.argv[4] == "0", "exit status " + sys.argv[4]
+stats = json.load(open(sys.argv[1]))["results"][0]["data"][0]
+act = json.load(open(sys.argv[2]))["stats"][0]
+begin, lat = {}, []
+for l in open(sys.argv[3]):
+    e = json.loads(l)
+    if e["name"] == "request_begin":
+        begin[e["fields"]["id"]] = e["ns"]
+    elif e["name"] == "request_end":
+        lat.append(e["ns"] - begin.pop(e["fields"]["id"]))
+v = [c["value"] if isinstance(c, dict) else c for c in stats]
+assert (v[2], v[3], v[5]) == (len(lat), min(lat), max(lat)), (v, len(lat), min(lat), max(lat))
+assert abs(v[4] - sum(lat) / len(lat)) < 1e-3 * v[4], v
+assert (act["count"], act["min_ns"], act["max_ns"]) == (len(lat), min(lat), max(lat)), act
+print("ok   latency.c on binlog's requests: %d, min %d, max %d ns = the generator's pairs = reef activities" % (len(lat), min(lat), max(lat)))
+PY
+	# Listed; found in the search path.
+	mkdir -p "$S/plugins"
+	cp "$WORK/binlog.so" "$S/plugins/"
+	l=$(REEF_PLUGIN_PATH=$S/plugins "$REEF_BIN" plugins | grep '^binlog ')
+	m=$(REEF_PLUGIN_PATH=$S/plugins "$REEF_BIN" stats --json "$S/server.data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+	[ "$l" = "binlog 0.1.0 [source]" ] && [ "$m" = "$n" ] && echo "ok   listed ($l); from \$REEF_PLUGIN_PATH: $m events" \
+		|| fail "source-c search: '$l', $m events"
+	# A cut file: the records before the cut are printed, then the error.
+	size=$(stat -c %s "$S/server.blog")
+	head -c $((size / 2)) "$S/server.blog" > "$S/cut.blog"
+	"$REEF_BIN" print "${P[@]}" "$S/cut.blog" > "$S/cut.txt" 2> "$S/cut.err"; rc=$?
+	k=$(wc -l < "$S/cut.txt")
+	if [ $rc -eq 1 ] && grep -q "cut.blog: at byte [0-9]*: plugin binlog .*cut short (the $k events before it were read)" "$S/cut.err" \
+		&& [ "$k" -gt 1000 ] && head -n "$k" "$S/print.txt" | sort | cmp -s - <(sort "$S/cut.txt"); then
+		echo "ok   a cut file: exit 1, $k events kept, $(head -c 200 "$S/cut.err")"
+	else
+		fail "source-c cut: rc $rc, $k lines, $(cat "$S/cut.err")"
+	fi
+fi
+
+if want source-faults; then
+	echo "== source-faults: a source's misuses, each a clear message and exit status 1 after the events before it"
+	echo "SRCFAULT" > "$WORK/f.src"
+	src_fault() { # DEFINE EVENTS-KEPT EXPECTED-MESSAGE
+		local so=$WORK/sf-$1.so
+		"${CC[@]}" -D"$1" "$HERE/source_fault.c" -o "$so" || { fail "building source_fault.c -D$1"; return; }
+		"$REEF_BIN" print --plugin "$so" "$WORK/f.src" > "$WORK/sf.out" 2> "$WORK/sf.err"
+		local rc=$? k
+		k=$(wc -l < "$WORK/sf.out")
+		if [ $rc -eq 1 ] && [ "$k" = "$2" ] && grep -qF -- "$3" "$WORK/sf.err" && ! grep -q panicked "$WORK/sf.err"; then
+			echo "ok   $1: exit 1, $k events printed, $(head -c 200 "$WORK/sf.err")"
+		else
+			fail "$1: exit $rc, $k events, stderr: $(cat "$WORK/sf.err"), wanted '$3'"
+		fi
+	}
+	src_fault SRC_TYPE 3 "f.src: at byte 77: event 3 ('line'): field 'level' is u8, given a string (the 3 events before it were read)"
+	src_fault SRC_RANGE 3 "field 'level' is u8, given 300, out of its range"
+	src_fault SRC_ORDER 4 "event 4: time 5 is before the previous event's (2000) in stream 'main'"
+	src_fault SRC_COUNT 3 "event 3 ('line'): 1 values given for its 2 fields"
+	src_fault SRC_FAIL 3 "plugin srcfault ($WORK/sf-SRC_FAIL.so): read failed (REEF_ERR_READ): the log's index is missing"
+	src_fault SRC_OLD 0 "a source whose description is"
+	"$REEF_BIN" print -i nosuch "$WORK/f.src" > /dev/null 2> "$WORK/sf.err"; rc=$?
+	if [ $rc -eq 2 ] && grep -qF "no source named 'nosuch' (known: ctf, lttng-live, ftrace, perf)" "$WORK/sf.err"; then
+		echo "ok   -i nosuch: exit 2, $(cat "$WORK/sf.err")"
+	else
+		fail "-i nosuch: exit $rc, $(cat "$WORK/sf.err")"
 	fi
 fi
 

@@ -56,6 +56,14 @@ pub struct ActivitiesArgs {
     /// Decode streams on this many worker threads.
     #[arg(short = 'j', long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Load this plugin (docs/plugins.md): a source plugin reads inputs
+    /// in its format. Repeatable.
+    #[arg(long = "plugin", value_name = "FILE.so")]
+    pub plugins: Vec<PathBuf>,
+    /// Read every input file that is not CTF with this source (`reef
+    /// plugins` lists them).
+    #[arg(short = 'i', long, value_name = "SOURCE")]
+    pub input_format: Option<String>,
     #[command(flatten)]
     pub report: ReportOpts,
 }
@@ -81,6 +89,7 @@ pub fn run(a: &ActivitiesArgs) -> anyhow::Result<ExitCode> {
              (with --script alone, the script's decoder class finds them)"
         );
     }
+    crate::source::use_sources(&a.plugins, a.input_format.as_deref());
     let read = ReadOptions {
         paths: a.paths.clone(),
         begin: a.from,

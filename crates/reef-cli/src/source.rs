@@ -106,20 +106,27 @@ pub fn parse_filter(s: &str) -> Result<String, String> {
     checked(s, |s| reef_filter::EventFilter::new(s).map(|_| ()))
 }
 
+/// Makes the source plugins among `plugins` and in the search path
+/// readable, and reads every file with the source `input` when it names
+/// one (`-i NAME`; an unknown name is a usage error, exit status 2).
+pub fn use_sources(plugins: &[PathBuf], input: Option<&str>) {
+    reef_plugin::install_sources(plugins);
+    if let Some(f) = input {
+        if f != "ctf" && f != "lttng-live" {
+            if let Err(e) = reef_ctf::source::force(Some(f)) {
+                eprintln!("reef: error: -i {f}: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+}
+
 impl ReadOpts {
     /// The library's options (wall-clock times in local time); a command
     /// that reads its traces once and exits sets `keep_traces`, and the
     /// analyses `lazy_plans`.
     pub fn options(&self) -> ReadOptions {
-        reef_plugin::install_sources(&self.plugins);
-        if let Some(f) = self.input_format.as_deref() {
-            if f != "ctf" && f != "lttng-live" {
-                if let Err(e) = reef_ctf::source::force(Some(f)) {
-                    eprintln!("reef: error: -i {f}: {e}");
-                    std::process::exit(2);
-                }
-            }
-        }
+        use_sources(&self.plugins, self.input_format.as_deref());
         ReadOptions {
             paths: self.paths.clone(),
             begin: self.begin,

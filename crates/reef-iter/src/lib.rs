@@ -41,16 +41,25 @@ pub fn find_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     for p in paths {
         let md = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
         if md.is_file() && (reef_ctf::capture::is_capture(p) || reef_ctf::source::is_source(p)) {
-            out.push(p.clone()); // a live capture file or a trace-cmd file is a trace
+            out.push(p.clone()); // a live capture file or a source's file is a trace
             continue;
         }
         if !md.is_dir() {
+            let names: Vec<String> = reef_ctf::source::formats()
+                .iter()
+                .map(|f| f.name().to_string())
+                .collect();
+            let mut msg = format!(
+                "not a trace: neither a trace directory nor a file reef reads (a live capture, \
+                 or a source's: {})",
+                names.join(", ")
+            );
+            for e in reef_ctf::source::provider_errors() {
+                msg.push_str(&format!("; {e}"));
+            }
             return Err(Error::io(
                 p,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "not a trace: neither a trace directory nor a file reef reads (a live capture, a trace-cmd .dat, a perf.data)",
-                ),
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, msg),
             ));
         }
         walk(p, &mut out)?;
