@@ -11,6 +11,10 @@ Python; it runs this module for its `--script` options.
                  does; output as `reef print`'s (default format).
     activities:  the script's activity decoder (see `reef.activities`);
                  output as `reef activities --json`.
+    plugin-describe, plugin-source, plugin-sink:
+                 Python plugins (see `reef.plugin`): their description as
+                 JSON, a source's conversion of a file into a CTF
+                 directory, a sink over a reading.
 
 A script error prints the script's traceback and the event it failed on,
 and exits with status 1; a reading error prints reef's message after what
@@ -170,7 +174,31 @@ def main(argv=None):
     pa.add_argument("--freq-resolution", type=int, default=20)
     pa.add_argument("--top", type=int)
     pa.add_argument("--json", action="store_true", help="(always JSON)")
+    pd = sub.add_parser("plugin-describe", help="a plugin file's plugins, as JSON")
+    pd.add_argument("plugin")
+    ps = sub.add_parser("plugin-source", help="a source's conversion of PATH into the CTF directory DIR")
+    ps.add_argument("plugin")
+    ps.add_argument("name")
+    ps.add_argument("path")
+    ps.add_argument("dir")
+    pz = sub.add_parser("plugin-sink", help="a sink over a reading")
+    pz.add_argument("plugin")
+    pz.add_argument("name")
+    pz.add_argument("--args")
+    pz.add_argument("--begin", metavar="TIME")
+    pz.add_argument("--end", metavar="TIME")
+    pz.add_argument("--gmt", action="store_true")
+    pz.add_argument("--filter", metavar="EXPR")
+    pz.add_argument("-j", "--workers", type=int)
+    pz.add_argument("paths", nargs="+")
     a = p.parse_args(argv)
+    if a.cmd.startswith("plugin-"):
+        from . import plugin
+        if a.cmd == "plugin-describe":
+            return plugin.main_describe(a.plugin)
+        if a.cmd == "plugin-source":
+            return plugin.run_source(a.plugin, a.name, a.path, a.dir)
+        return plugin.run_sink(a.plugin, a.name, a.args, a.paths, a.begin, a.end, a.filter, a.workers)
     cmds = {"print": cmd_print, "activities": cmd_activities, "keep-bits": cmd_keep_bits}
     return cmds[a.cmd](a)
 

@@ -33,6 +33,7 @@ mod arrow;
 mod engines;
 mod live;
 mod script;
+mod source;
 
 create_exception!(
     _reef,
@@ -1510,5 +1511,6 @@ fn _reef(m: &Bound<'_, PyModule>) -> PyResult<()> {
     arrow::register(m)?;
     script::register(m)?;
     live::register(m)?;
+    source::register(m)?;
     Ok(())
 }

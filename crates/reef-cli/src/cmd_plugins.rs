@@ -14,7 +14,7 @@ use crate::source::ReadOpts;
 #[derive(clap::Args)]
 pub struct PluginsArgs {
     /// Load this plugin file too. Repeatable.
-    #[arg(long = "plugin", value_name = "FILE.so")]
+    #[arg(long = "plugin", value_name = "FILE.so|FILE.py")]
     pub plugins: Vec<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -69,6 +69,16 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
                     "path": p.path,
                 })
             })
+            .chain(reg.python.iter().map(|p| {
+                serde_json::json!({
+                    "name": p.name,
+                    "kinds": p.kind_names(),
+                    "version": p.version,
+                    "description": p.description,
+                    "path": p.path,
+                    "language": "python",
+                })
+            }))
             .collect();
         let broken: Vec<String> = reg.broken.iter().map(|e| e.to_string()).collect();
         serde_json::to_writer_pretty(
@@ -84,8 +94,19 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
         )?;
         writeln!(out)?;
     } else {
-        if reg.plugins.is_empty() {
+        if reg.plugins.is_empty() && reg.python.is_empty() {
             writeln!(out, "no plugin found")?;
+        }
+        for p in &reg.python {
+            writeln!(
+                out,
+                "{} {} [{}, python]\n    {}\n    {}",
+                p.name,
+                p.version,
+                p.kind_names().join(", "),
+                p.description,
+                p.path.display()
+            )?;
         }
         for p in &reg.plugins {
             writeln!(
@@ -119,13 +140,23 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn plugin(files: &[PathBuf], spec: &str) -> anyhow::Result<std::sync::Arc<reef_plugin::Plugin>> {
-    let (name, _) = name_and_args(spec);
-    Ok(Registry::load(files, true)?.find(name)?)
-}
-
 pub fn sink(a: &SinkArgs) -> anyhow::Result<ExitCode> {
-    let p = plugin(&a.read.plugins, &a.spec)?;
+    let (name, args) = name_and_args(&a.spec);
+    let reg = Registry::load(&a.read.plugins, true)?;
+    if !reg.plugins.iter().any(|p| p.name == name) {
+        if let Some(py) = reg.find_python(name) {
+            if py.kinds & reef_plugin::KIND_SINK == 0 {
+                anyhow::bail!(
+                    "plugin {} is a {}, not a sink",
+                    py.name,
+                    py.kind_names().join(" and ")
+                );
+            }
+            let code = py.sink(args, &a.read.options())?;
+            return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+        }
+    }
+    let p = reg.find(name)?;
     if p.kinds & reef_plugin::KIND_SINK == 0 {
         anyhow::bail!(
             "plugin {} is a {}, not a sink",
@@ -133,7 +164,6 @@ pub fn sink(a: &SinkArgs) -> anyhow::Result<ExitCode> {
             p.kind_names().join(" and ")
         );
     }
-    let (_, args) = name_and_args(&a.spec);
     let done = consume(&p, args, &a.read.options())?;
     if let Some(e) = done.read_error {
         return Err(e.into());

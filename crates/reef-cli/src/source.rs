@@ -36,10 +36,11 @@ pub struct ReadOpts {
     /// ./python`; `REEF_PYTHON` chooses the interpreter).
     #[arg(long, value_name = "FILE.py")]
     pub script: Option<PathBuf>,
-    /// Load this plugin (a shared object built against reef_plugin.h;
-    /// docs/plugins.md), besides those in $REEF_PLUGIN_PATH and
-    /// ~/.local/share/reef/plugins. Repeatable.
-    #[arg(long = "plugin", value_name = "FILE.so")]
+    /// Load this plugin (a shared object built against reef_plugin.h, or
+    /// a Python module of reef.plugin classes; docs/plugins.md), besides
+    /// those in $REEF_PLUGIN_PATH and ~/.local/share/reef/plugins.
+    /// Repeatable.
+    #[arg(long = "plugin", value_name = "FILE.so|FILE.py")]
     pub plugins: Vec<PathBuf>,
     /// Keep only the events the filter plugin NAME keeps (after --filter
     /// and --script), its arguments after `=`. Repeatable: all must keep.

@@ -372,6 +372,9 @@ pub struct Builder {
     /// The source's position (a file offset) for errors.
     offset: u64,
     err: Option<Cut>,
+    /// Where the stream files go: a directory, or unlinked temporary
+    /// files.
+    dir: Option<PathBuf>,
 }
 
 impl Builder {
@@ -391,7 +394,28 @@ impl Builder {
             events: 0,
             offset: 0,
             err: None,
+            dir: None,
         }
+    }
+
+    /// A builder writing the trace as a CTF directory `dir` (created;
+    /// one file per stream, `metadata`), for [`Builder::finish_dir`]: how
+    /// a source running in another process hands its trace over.
+    pub fn in_dir(path: &Path, tracer: &str, dir: &Path) -> Builder {
+        let mut b = Builder::new(path, tracer);
+        b.dir = Some(dir.to_path_buf());
+        b
+    }
+
+    fn flush(&mut self, k: usize) -> std::io::Result<()> {
+        let s = &mut self.streams[k];
+        if s.file.is_none() {
+            s.file = Some(match &self.dir {
+                Some(d) => File::create(d.join(&s.name))?,
+                None => crate::capture::temp_file()?,
+            });
+        }
+        flush(s)
     }
 
     fn fail<T>(&mut self, msg: String) -> Result<T, String> {
@@ -649,8 +673,8 @@ impl Builder {
         s.last = self.time;
         s.complete = s.packet.len();
         if s.packet.len() >= PACKET_BYTES {
-            if let Err(e) = flush(s) {
-                return self.fail(format!("writing a temporary file: {e}"));
+            if let Err(e) = self.flush(stream as usize) {
+                return self.fail(format!("writing the stream file: {e}"));
             }
         }
         Ok(())
@@ -666,14 +690,9 @@ impl Builder {
             let _ = self.fail::<()>(format!("{w}: the source ended inside it"));
         }
         let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
+        self.flush_all().map_err(tmp_err)?;
         let mut files = Vec::new();
         for s in self.streams.iter_mut() {
-            // An unfinished event's bytes go.
-            let keep = s.complete;
-            s.packet.truncate(keep);
-            if s.packet.len() > PACKET_HEAD {
-                flush(s).map_err(tmp_err)?;
-            }
             if let Some(f) = s.file.take() {
                 // SAFETY: the file is private to this process (unlinked,
                 // never written again), so the mapping cannot change.
@@ -690,6 +709,39 @@ impl Builder {
             files,
             cut: self.err,
         })
+    }
+
+    /// Writes out every stream's last packet, an unfinished event left
+    /// out.
+    fn flush_all(&mut self) -> std::io::Result<()> {
+        for k in 0..self.streams.len() {
+            let s = &mut self.streams[k];
+            let keep = s.complete;
+            s.packet.truncate(keep);
+            if s.packet.len() > PACKET_HEAD {
+                self.flush(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a builder made by [`Builder::in_dir`]: the streams' last
+    /// packets, the `metadata` file, and, when the conversion stopped
+    /// early, a `cut` file (its offset on the first line, then the
+    /// message) that [`read_dir`] turns back into the trace's cut.
+    pub fn finish_dir(mut self) -> Result<(), Error> {
+        let dir = self.dir.clone().unwrap_or_default();
+        if self.cur.is_some() && self.err.is_none() {
+            let w = self.what();
+            let _ = self.fail::<()>(format!("{w}: the source ended inside it"));
+        }
+        let io = |e| Error::io(&dir, e);
+        self.flush_all().map_err(io)?;
+        std::fs::write(dir.join("metadata"), self.metadata()).map_err(io)?;
+        if let Some(c) = &self.err {
+            std::fs::write(dir.join("cut"), format!("{}\n{}", c.offset, c.msg)).map_err(io)?;
+        }
+        Ok(())
     }
 
     /// The trace's TSDL.
@@ -747,7 +799,8 @@ fn push_float(out: &mut Vec<u8>, ty: FieldType, x: f64) {
     }
 }
 
-/// Writes out a stream's packet: its header and context filled in.
+/// Writes out a stream's packet, its header and context filled in, to its
+/// file (open).
 fn flush(s: &mut Stream) -> std::io::Result<()> {
     let len = s.packet.len();
     let bits = (len as u64) * 8;
@@ -758,13 +811,48 @@ fn flush(s: &mut Stream) -> std::io::Result<()> {
     p[16..24].copy_from_slice(&bits.to_le_bytes());
     p[24..32].copy_from_slice(&s.begin.to_le_bytes());
     p[32..40].copy_from_slice(&s.last.to_le_bytes());
-    if s.file.is_none() {
-        s.file = Some(crate::capture::temp_file()?);
-    }
     if let Some(f) = &mut s.file {
         f.write_all(p)?;
     }
     p.clear();
     s.complete = 0;
     Ok(())
+}
+
+/// The trace a source in another process wrote with
+/// [`Builder::in_dir`] into `dir`, as the conversion of `path`: its
+/// streams mapped (named `PATH#NAME`), then the directory removed.
+pub fn read_dir(path: &Path, dir: &Path) -> Result<Converted, Error> {
+    let io = |e| Error::io(dir, e);
+    let text = std::fs::read(dir.join("metadata")).map_err(io)?;
+    let class = crate::capture::class_from_metadata(&text, path)?;
+    let cut = match std::fs::read_to_string(dir.join("cut")) {
+        Ok(t) => {
+            let (off, msg) = t.split_once('\n').unwrap_or(("0", &t));
+            Some(Cut {
+                path: path.to_path_buf(),
+                offset: off.trim().parse().unwrap_or(0),
+                msg: msg.to_string(),
+            })
+        }
+        Err(_) => None,
+    };
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n != "metadata" && n != "cut")
+        .collect();
+    names.sort();
+    let mut files = Vec::new();
+    for n in names {
+        let f = File::open(dir.join(&n)).map_err(io)?;
+        // SAFETY: the directory is this conversion's own, removed below:
+        // nothing writes the file again.
+        let map = unsafe { Mmap::map(&f) }.map_err(io)?;
+        let mut name = path.as_os_str().to_os_string();
+        name.push(format!("#{n}"));
+        files.push(StreamFile::new(PathBuf::from(name), map));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(Converted { class, files, cut })
 }

@@ -23,8 +23,10 @@ use reef_read::keeper::{KeepAt, Keeper, MakeKeeper};
 use reef_read::{Item, ReadOptions, Source};
 
 mod lami;
+mod python;
 mod source;
 pub use lami::{check_lami, tables, LamiTable};
+pub use python::PyPlugin;
 pub use source::install_sources;
 
 /// The ABI this host speaks (`REEF_PLUGIN_ABI`).
@@ -568,14 +570,25 @@ fn search_files(ext: &str) -> Vec<PathBuf> {
 #[derive(Default)]
 pub struct Registry {
     pub plugins: Vec<Arc<Plugin>>,
+    /// The plugin classes of Python files (`*.py`).
+    pub python: Vec<Arc<PyPlugin>>,
     pub broken: Vec<PluginError>,
+}
+
+fn is_py(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "py")
 }
 
 impl Registry {
     pub fn load(files: &[PathBuf], search: bool) -> Result<Registry, PluginError> {
         let mut reg = Registry::default();
         for f in files {
-            reg.plugins.push(Plugin::load(f)?);
+            if is_py(f) {
+                reg.python
+                    .extend(PyPlugin::describe(f)?.into_iter().map(Arc::new));
+            } else {
+                reg.plugins.push(Plugin::load(f)?);
+            }
         }
         if search {
             for p in search_files("so") {
@@ -584,8 +597,19 @@ impl Registry {
                     Err(e) => reg.broken.push(e),
                 }
             }
+            for p in search_files("py") {
+                match PyPlugin::describe(&p) {
+                    Ok(v) => reg.python.extend(v.into_iter().map(Arc::new)),
+                    Err(e) => reg.broken.push(e),
+                }
+            }
         }
         Ok(reg)
+    }
+
+    /// The Python plugin called `name`, if one is.
+    pub fn find_python(&self, name: &str) -> Option<Arc<PyPlugin>> {
+        self.python.iter().find(|p| p.name == name).cloned()
     }
 
     /// The plugin called `name` (the first one found).
@@ -593,7 +617,12 @@ impl Registry {
         if let Some(p) = self.plugins.iter().find(|p| p.name == name) {
             return Ok(Arc::clone(p));
         }
-        let have: Vec<&str> = self.plugins.iter().map(|p| p.name.as_str()).collect();
+        let have: Vec<&str> = self
+            .plugins
+            .iter()
+            .map(|p| p.name.as_str())
+            .chain(self.python.iter().map(|p| p.name.as_str()))
+            .collect();
         Err(PluginError::NotFound {
             name: name.into(),
             where_: if have.is_empty() {

@@ -71,12 +71,17 @@ pub fn install_sources(files: &[PathBuf]) {
     ONCE.call_once(move || {
         reef_ctf::source::add_provider(Box::new(move || {
             let reg = Registry::load(&files, true).map_err(|e: PluginError| e.to_string())?;
-            Ok(reg
+            let c = reg
                 .plugins
                 .into_iter()
                 .filter(|p| p.kinds & KIND_SOURCE != 0)
-                .map(|plugin| Arc::new(PluginSource { plugin }) as Arc<dyn Format>)
-                .collect())
+                .map(|plugin| Arc::new(PluginSource { plugin }) as Arc<dyn Format>);
+            let py = reg
+                .python
+                .into_iter()
+                .filter(|p| p.kinds & KIND_SOURCE != 0)
+                .map(|p| Arc::new(crate::python::PySource(p)) as Arc<dyn Format>);
+            Ok(c.chain(py).collect())
         }));
     });
 }

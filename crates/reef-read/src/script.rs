@@ -22,8 +22,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::{Error, ReadOptions};
 
-/// Starts the package's `keep-bits` command (see `python/reef/__main__.py`).
-const BOOT: &str = "import sys
+/// Starts the package's command line (`python/reef/__main__.py`): its
+/// arguments follow.
+pub const BOOT: &str = "import sys
 try:
     import reef.__main__ as m
 except ImportError as e:
