@@ -20,7 +20,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/reef-plugin-tests.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FILTERS=("$@")
 TESTS=(list search filter-equals-bt2 filter-everywhere sink-equals-bt2 analysis-equals external faults misuse
-	source-c source-faults)
+	source-c source-faults source-python python-faults)
 want() {
 	local f
 	[ ${#FILTERS[@]} -eq 0 ] && return 0
@@ -383,6 +383,136 @@ if want source-faults; then
 		echo "ok   -i nosuch: exit 2, $(cat "$WORK/sf.err")"
 	else
 		fail "-i nosuch: exit $rc, $(cat "$WORK/sf.err")"
+	fi
+fi
+
+# The Python plugins run in the reef Python package of python/tests/run.sh's
+# venv (installed from this tree when missing).
+py_env() {
+	local venv=${REEF_PY_VENV:-/tmp/reef-python-venv}
+	if ! "$venv/bin/python" -c 'import reef.plugin' 2>/dev/null; then
+		[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+		"$venv/bin/pip" install -q --force-reinstall --no-deps "$ROOT/python" || return 1
+	fi
+	export REEF_PYTHON=$venv/bin/python
+}
+
+if want source-python; then
+	echo "== source-python: jsonl.py's events = the generator's, read by babeltrace2 from reef convert's CTF; csvsink.py = bt2"
+	S=$WORK/py
+	mkdir -p "$S"
+	py_env || fail "source-python: the Python package did not install"
+	/usr/bin/python3 "$HERE/binlog.py" "$S/gen.blog" "$S/want.jsonl" 2000 5
+	# The same events as JSON lines: time, event, thread, then the fields.
+	/usr/bin/python3 - "$S/want.jsonl" "$S/app.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for l in sorted(open(sys.argv[1]), key=lambda l: json.loads(l)["ns"]):
+        e = json.loads(l)
+        out.write(json.dumps(dict({"time": e["ns"], "event": e["name"], "thread": e["thread"]}, **e["fields"])) + "\n")
+PY
+	P=(--plugin "$ROOT/examples/plugins/jsonl.py")
+	"$REEF_BIN" print "${P[@]}" "$S/app.jsonl" > "$S/print.txt"; rc1=$?
+	"$REEF_BIN" convert "${P[@]}" "$S/app.jsonl" -o "$S/ctf" > /dev/null 2>&1; rc2=$?
+	babeltrace2 "$S/ctf" > "$S/bt.txt" 2> "$S/bt.err"; rc3=$?
+	n=$(wc -l < "$S/want.jsonl")
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ ! -s "$S/bt.err" ] && [ "$n" -gt 4000 ] \
+		&& cmp -s "$S/print.txt" "$S/bt.txt"; then
+		echo "ok   reef print = babeltrace2 on reef convert's trace, no warning ($n events)"
+	else
+		fail "source-python print/convert (rc $rc1 $rc2 $rc3, $(wc -l < "$S/print.txt") lines, bt2 $(wc -l < "$S/bt.txt"); $(head -c 300 "$S/bt.err"))"
+	fi
+	/usr/bin/python3 - "$S/ctf" "$S/want.jsonl" <<'PY' || fail "source-python: bt2's events differ from the generator's"
+import bt2, json, sys
+want = sorted((json.loads(l) for l in open(sys.argv[2])), key=lambda e: (e["thread"], e["ns"]))
+got = []
+for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(m) is bt2._EventMessageConst:
+        e = m.event
+        got.append({"ns": m.default_clock_snapshot.ns_from_origin, "thread": int(e.stream.name.rsplit("thread-", 1)[1]),
+                    "name": e.name,
+                    "fields": {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v)) for k, v in e.payload_field.items()}})
+got.sort(key=lambda e: (e["thread"], e["ns"]))
+assert got == want, next(((g, w) for g, w in zip(got, want) if g != w), (len(got), len(want)))
+print("ok   bt2 reads every event as the generator wrote it (%d): time, thread, name, fields" % len(got))
+PY
+	# Analysed by the C analysis: the same pairs as the generator's.
+	"$REEF_BIN" analyse "latency=begin=request_begin,end=request_end,key=payload.id" --lami "${P[@]}" \
+		--plugin "$WORK/latency.so" "$S/app.jsonl" > "$S/lat.json"
+	/usr/bin/python3 - "$S/lat.json" "$S/want.jsonl" <<'PY' || fail "source-python: latency.c's table"
+import json, sys
+row = json.load(open(sys.argv[1]))["results"][0]["data"][0]
+v = [c["value"] if isinstance(c, dict) else c for c in row]
+begin, lat = {}, []
+for l in open(sys.argv[2]):
+    e = json.loads(l)
+    if e["name"] == "request_begin":
+        begin[e["fields"]["id"]] = e["ns"]
+    elif e["name"] == "request_end":
+        lat.append(e["ns"] - begin.pop(e["fields"]["id"]))
+assert (v[2], v[3], v[5]) == (len(lat), min(lat), max(lat)), (v, len(lat))
+print("ok   latency.c on jsonl.py's requests: %d, min %d, max %d ns = the generator's pairs" % (len(lat), min(lat), max(lat)))
+PY
+	# The Python sink over a CTF trace: its rows = bt2's events.
+	T=$CONF/kernel-traces/bug446190
+	"$REEF_BIN" sink "csv=$S/k.csv" --plugin "$ROOT/examples/plugins/csvsink.py" "$T"; rc=$?
+	/usr/bin/python3 - "$T" "$S/k.csv" "$rc" <<'PY' || fail "source-python: csvsink.py's rows"
+import bt2, csv, sys
+assert sys.argv[3] == "0", "exit status " + sys.argv[3]
+rows = list(csv.reader(open(sys.argv[2])))
+want = []
+for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(m) is bt2._EventMessageConst:
+        want.append((m.default_clock_snapshot.ns_from_origin, m.event.name, len(m.event.payload_field)))
+got = [(int(r[0]), r[1], len(r) - 2) for r in rows if not r[0].startswith("#")]
+assert got == want, next(((g, w) for g, w in zip(got, want) if g != w), (len(got), len(want)))
+assert rows[-1][0] == "#notices", rows[-1]
+print("ok   csvsink.py over bug446190: %d rows = bt2's events (time, name, payload size)" % len(got))
+PY
+	l=$("$REEF_BIN" plugins "${P[@]}" --plugin "$ROOT/examples/plugins/csvsink.py" | grep -c '^\(jsonl 0.1.0 \[source, python\]\|csv 0.1.0 \[sink, python\]\)$')
+	[ "$l" = 2 ] && echo "ok   reef plugins lists jsonl [source, python] and csv [sink, python]" || fail "source-python list: $l lines"
+fi
+
+if want python-faults; then
+	echo "== python-faults: a Python plugin's exception: its traceback, the position, exit status 1"
+	S=$WORK/pyf
+	mkdir -p "$S"
+	py_env || fail "python-faults: the Python package did not install"
+	printf '%s\n' '{"time": 10, "event": "a", "x": 1}' '{"time": 20, "event": "a", "x": 2}' 'not json' '{"time": 30, "event": "a", "x": 3}' > "$S/bad.jsonl"
+	"$REEF_BIN" print --plugin "$ROOT/examples/plugins/jsonl.py" "$S/bad.jsonl" > "$S/out" 2> "$S/err"; rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l < "$S/out")" = 2 ] && grep -q "Traceback" "$S/err" && grep -q 'jsonl.py", line' "$S/err" \
+		&& grep -qF "bad.jsonl: at byte 70: source jsonl: ValueError: line 3: expected an object with" "$S/err"; then
+		echo "ok   a source's exception: exit 1, 2 events printed, traceback, $(tail -1 "$S/err" | head -c 200)"
+	else
+		fail "python source exception: rc $rc, $(wc -l < "$S/out") events, $(cat "$S/err")"
+	fi
+	printf '%s\n' '{"time": 10, "event": "a", "x": 1}' '{"time": 20, "event": "a", "x": "two"}' > "$S/type.jsonl"
+	"$REEF_BIN" print --plugin "$ROOT/examples/plugins/jsonl.py" "$S/type.jsonl" > "$S/out" 2> "$S/err"; rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l < "$S/out")" = 1 ] && grep -qF "event 1 ('a'): field 'x' is s64, given a string (the 1 events before it were read)" "$S/err"; then
+		echo "ok   an event not matching its class: exit 1, 1 event printed, $(tail -1 "$S/err" | head -c 200)"
+	else
+		fail "python source mismatch: rc $rc, $(cat "$S/err")"
+	fi
+	printf 'import reef.plugin\nclass Broken(reef.plugin.Source:\n' > "$S/syntax.py"
+	"$REEF_BIN" plugins --plugin "$S/syntax.py" > /dev/null 2> "$S/err"; rc=$?
+	if [ $rc -eq 1 ] && grep -qF "syntax.py: describing it failed" "$S/err" && grep -q "SyntaxError" "$S/err"; then
+		echo "ok   a plugin file that does not load: exit 1, $(head -c 200 "$S/err" | tr '\n' ' ')"
+	else
+		fail "python syntax error: rc $rc, $(cat "$S/err")"
+	fi
+	cat > "$S/sinkfail.py" <<'PYS'
+import reef.plugin
+class Fails(reef.plugin.Sink):
+    name = "fails"
+    def consume(self, m):
+        if m.name == "sched_switch":
+            raise RuntimeError("no room left")
+PYS
+	"$REEF_BIN" sink fails --plugin "$S/sinkfail.py" "$CONF/kernel-traces/bug446190" > /dev/null 2> "$S/err"; rc=$?
+	if [ $rc -eq 1 ] && grep -q "Traceback" "$S/err" && grep -qE "sink fails, message [0-9]+: RuntimeError: no room left" "$S/err"; then
+		echo "ok   a sink's exception: exit 1, $(tail -1 "$S/err" | head -c 200)"
+	else
+		fail "python sink exception: rc $rc, $(cat "$S/err")"
 	fi
 fi
 
