@@ -280,7 +280,7 @@ if want source-c; then
 	echo "== source-c: binlog.c's events = what the generator wrote, read by babeltrace2 from reef convert's CTF"
 	S=$WORK/src
 	mkdir -p "$S"
-	/usr/bin/python3 "$HERE/binlog.py" "$S/server.blog" "$S/want.jsonl" 3000 11
+	/usr/bin/python3 "$ROOT/examples/plugins/binlog_gen.py" "$S/server.blog" "$S/want.jsonl" 3000 11
 	P=(--plugin "$WORK/binlog.so")
 	# Found by its content; its file name says nothing.
 	cp "$S/server.blog" "$S/server.data"
@@ -402,7 +402,7 @@ if want source-python; then
 	S=$WORK/py
 	mkdir -p "$S"
 	py_env || fail "source-python: the Python package did not install"
-	/usr/bin/python3 "$HERE/binlog.py" "$S/gen.blog" "$S/want.jsonl" 2000 5
+	/usr/bin/python3 "$ROOT/examples/plugins/binlog_gen.py" "$S/gen.blog" "$S/want.jsonl" 2000 5
 	# The same events as JSON lines: time, event, thread, then the fields.
 	/usr/bin/python3 - "$S/want.jsonl" "$S/app.jsonl" <<'PY'
 import json, sys

@@ -1,8 +1,8 @@
-"""Writes a BLOG file (examples/plugins/binlog.c's format) of requests on
-a few threads, and the events it holds as JSON lines (the reference the
-plugin's reading is checked against).
+"""Writes a BLOG file (binlog.c's format) of requests on a few threads,
+and the events it holds as JSON lines (what tests/plugins checks the
+plugin's reading against).
 
-    python3 binlog.py OUT.blog EXPECTED.jsonl [REQUESTS] [SEED]
+    python3 binlog_gen.py OUT.blog EXPECTED.jsonl [REQUESTS] [SEED]
 """
 import json
 import random
