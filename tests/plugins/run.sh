@@ -311,6 +311,9 @@ for g, w in zip(got, want):
     assert g == w, (g, w)
 print("ok   bt2 reads every event as the generator wrote it: time (ns since the epoch), thread (stream), name, fields (%d)" % len(got))
 PY
+	# Viewed: the page in headless Chromium shows bt2's events.
+	REEF_BIN=$REEF_BIN node "$ROOT/tests/view/e2e-source.mjs" binlog "$WORK/binlog.so" "$S/server.data" "$S/ctf" \
+		|| fail "source-c: the viewer's page (tests/view/e2e-source.mjs)"
 	# Named with -i: the file's content is not looked at.
 	out=$("$REEF_BIN" stats --json -i binlog "${P[@]}" "$S/server.data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 	[ "$out" = "$n" ] && echo "ok   -i binlog: $out events" || fail "-i binlog: $out events, wanted $n"
@@ -436,6 +439,9 @@ got.sort(key=lambda e: (e["thread"], e["ns"]))
 assert got == want, next(((g, w) for g, w in zip(got, want) if g != w), (len(got), len(want)))
 print("ok   bt2 reads every event as the generator wrote it (%d): time, thread, name, fields" % len(got))
 PY
+	REEF_BIN=$REEF_BIN REEF_PYTHON=$REEF_PYTHON node "$ROOT/tests/view/e2e-source.mjs" jsonl \
+		"$ROOT/examples/plugins/jsonl.py" "$S/app.jsonl" "$S/ctf" \
+		|| fail "source-python: the viewer's page (tests/view/e2e-source.mjs)"
 	# Analysed by the C analysis: the same pairs as the generator's.
 	"$REEF_BIN" analyse "latency=begin=request_begin,end=request_end,key=payload.id" --lami "${P[@]}" \
 		--plugin "$WORK/latency.so" "$S/app.jsonl" > "$S/lat.json"
