@@ -215,7 +215,10 @@ fn key(path: &Path) -> Result<Key, Error> {
 
 /// Conversions whose stream files were not taken yet: opening a trace
 /// loads its class, then its streams (`Trace::from_class`).
-static PENDING: Mutex<Vec<(Key, Vec<StreamFile>, Option<Cut>)>> = Mutex::new(Vec::new());
+static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+/// A conversion's key, streams and cut.
+type Pending = (Key, Vec<StreamFile>, Option<Cut>);
 
 fn convert(path: &Path) -> Result<Converted, Error> {
     let f = detect(path).ok_or_else(|| Error::Stream {
