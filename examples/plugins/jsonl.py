@@ -60,8 +60,13 @@ class JsonLines(reef.plugin.Source):
                 c = classes.get(name)
                 if c is None:
                     fields = [(k, TYPES.get(type(v), "string")) for k, v in o.items()]
-                    c = classes[name] = (out.event_class(name, fields), [k for k, _ in fields])
-                cid, keys = c
-                if list(o) != keys:
-                    raise ValueError("line %d: event %r has fields %s, its first line had %s" % (n, name, list(o), keys))
-                out.event(s, cid, ts, tuple(v if not isinstance(v, (dict, list)) else json.dumps(v) for v in o.values()))
+                    # Objects and arrays are kept as their JSON text.
+                    nested = any(isinstance(v, (dict, list)) for v in o.values())
+                    c = classes[name] = (out.event_class(name, fields), tuple(o), nested)
+                cid, keys, nested = c
+                if tuple(o) != keys:
+                    raise ValueError("line %d: event %r has fields %s, its first line had %s" % (n, name, list(o), list(keys)))
+                if nested:
+                    out.event(s, cid, ts, tuple(json.dumps(v) if isinstance(v, (dict, list)) else v for v in o.values()))
+                else:
+                    out.event(s, cid, ts, tuple(o.values()))
