@@ -859,3 +859,119 @@ pub fn read_dir(path: &Path, dir: &Path) -> Result<Converted, Error> {
     let _ = std::fs::remove_dir_all(dir);
     Ok(Converted { class, files, cut })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builder() -> (Builder, u32, u32) {
+        let mut b = Builder::new(Path::new("/x/log.bin"), "test");
+        let c = b
+            .class(
+                "line",
+                &[("level", FieldType::Uint(8)), ("text", FieldType::Str)],
+            )
+            .unwrap();
+        let s = b.stream("main").unwrap();
+        (b, c, s)
+    }
+
+    fn event(b: &mut Builder, s: u32, c: u32, t: u64, level: u64) -> Result<(), String> {
+        b.begin(s, c, t)?;
+        b.value(Value::Uint(level))?;
+        b.value(Value::Str(b"hello"))?;
+        b.end()
+    }
+
+    #[test]
+    fn events_become_packets_of_one_stream_file() {
+        let (mut b, c, s) = builder();
+        for i in 0..10_000 {
+            event(&mut b, s, c, 1000 + i, i % 200).unwrap();
+        }
+        let conv = b.finish().unwrap();
+        assert!(conv.cut.is_none());
+        assert_eq!(conv.files.len(), 1);
+        // 10,000 events of 4 + 8 + 1 + 6 bytes, in packets of about
+        // 64 KiB with a 40-byte head each.
+        let len = conv.files[0].data().len();
+        assert!(len > 190_000 && len < 200_000, "{len}");
+        assert!(conv.files[0]
+            .path
+            .to_string_lossy()
+            .ends_with("log.bin#main"));
+    }
+
+    #[test]
+    fn a_misuse_names_the_event_and_keeps_those_before() {
+        let (mut b, c, s) = builder();
+        event(&mut b, s, c, 10, 1).unwrap();
+        b.set_offset(99);
+        b.begin(s, c, 20).unwrap();
+        let e = b.value(Value::Uint(300)).unwrap_err();
+        assert_eq!(
+            e,
+            "event 1 ('line'): field 'level' is u8, given 300, out of its range"
+        );
+        // Every later call is refused with the same message.
+        assert_eq!(b.end().unwrap_err(), b.error().unwrap().msg);
+        let conv = b.finish().unwrap();
+        let cut = conv.cut.unwrap();
+        assert_eq!(cut.offset, 99);
+        assert!(
+            cut.msg.ends_with("(the 1 events before it were read)"),
+            "{}",
+            cut.msg
+        );
+        // The unfinished event's bytes are gone: one event's worth.
+        assert_eq!(conv.files[0].data().len(), PACKET_HEAD + 4 + 8 + 1 + 6);
+    }
+
+    #[test]
+    fn misuses() {
+        let cases: [(&str, &dyn Fn(&mut Builder, u32, u32) -> Result<(), String>); 5] = [
+            ("is before the previous event's", &|b, c, s| {
+                event(b, s, c, 10, 1)?;
+                event(b, s, c, 5, 1)
+            }),
+            ("1 values given for its 2 fields", &|b, c, s| {
+                b.begin(s, c, 1)?;
+                b.value(Value::Uint(1))?;
+                b.end()
+            }),
+            (
+                "field 'text' is string, given the integer -3",
+                &|b, c, s| {
+                    b.begin(s, c, 1)?;
+                    b.value(Value::Uint(1))?;
+                    b.value(Value::Int(-3))
+                },
+            ),
+            ("no stream 7", &|b, c, _| b.begin(7, c, 1)),
+            ("not UTF-8", &|b, c, s| {
+                b.begin(s, c, 1)?;
+                b.value(Value::Uint(1))?;
+                b.value(Value::Str(b"\xff"))
+            }),
+        ];
+        for (want, f) in cases {
+            let (mut b, c, s) = builder();
+            let e = f(&mut b, c, s).unwrap_err();
+            assert!(e.contains(want), "{e} lacks {want}");
+        }
+        let mut b = Builder::new(Path::new("x"), "t");
+        assert!(b
+            .class("a", &[("1x", FieldType::F64)])
+            .unwrap_err()
+            .contains("is not letters"));
+    }
+
+    #[test]
+    fn types_parse() {
+        assert_eq!(FieldType::parse("u16"), Some(FieldType::Uint(16)));
+        assert_eq!(FieldType::parse("s64"), Some(FieldType::Int(64)));
+        assert_eq!(FieldType::parse("i8"), Some(FieldType::Int(8)));
+        assert_eq!(FieldType::parse("string"), Some(FieldType::Str));
+        assert_eq!(FieldType::parse("u12"), None);
+    }
+}
