@@ -99,9 +99,7 @@ pub struct reef_field {
     pub base: u32,
 }
 
-mod source;
 mod view;
-pub use source::reef_source;
 pub use view::EventView;
 
 const MAGIC: u64 = 0x7265_6566_5f72_6472; // "reef_rdr"
@@ -224,6 +222,31 @@ fn with_reader(
     };
     rd.busy.store(false, Ordering::Release);
     status
+}
+
+/// For the host's own C functions (reef-plugin's `reef_source_*`): sets
+/// the message `reef_error_message` gives and returns `status`.
+#[doc(hidden)]
+pub fn fail_with(status: reef_status, m: impl Into<String>) -> reef_status {
+    fail(status, m)
+}
+
+/// For the host's own C functions: runs `f`, a panic becoming
+/// `REEF_ERR_INTERNAL`.
+#[doc(hidden)]
+pub fn guarded(f: impl FnOnce() -> reef_status) -> reef_status {
+    guard(f)
+}
+
+/// For the host's own C functions: a C string argument, or the status to
+/// return (its message set).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+#[doc(hidden)]
+pub unsafe fn c_text<'a>(p: *const c_char, what: &str) -> Result<&'a str, reef_status> {
+    // SAFETY: the caller's promise.
+    unsafe { text(p, what) }
 }
 
 fn guard(f: impl FnOnce() -> reef_status) -> reef_status {

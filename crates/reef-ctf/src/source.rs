@@ -929,7 +929,8 @@ mod tests {
 
     #[test]
     fn misuses() {
-        let cases: [(&str, &dyn Fn(&mut Builder, u32, u32) -> Result<(), String>); 5] = [
+        type Case<'a> = (&'a str, &'a dyn Fn(&mut Builder, u32, u32) -> Result<(), String>);
+        let cases: [Case; 5] = [
             ("is before the previous event's", &|b, c, s| {
                 event(b, s, c, 10, 1)?;
                 event(b, s, c, 5, 1)

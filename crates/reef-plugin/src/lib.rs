@@ -23,6 +23,7 @@ use reef_read::keeper::{KeepAt, Keeper, MakeKeeper};
 use reef_read::{Item, ReadOptions, Source};
 
 mod lami;
+pub mod out;
 mod python;
 mod source;
 pub use lami::{check_lami, tables, LamiTable};
@@ -63,11 +64,7 @@ struct RawPlugin {
     // From here on, read only when `size` covers them.
     detect: Option<unsafe extern "C" fn(*const c_char, *const u8, usize) -> c_int>,
     read: Option<
-        unsafe extern "C" fn(
-            *mut c_void,
-            *const c_char,
-            *mut reef_capi::reef_source,
-        ) -> reef_status,
+        unsafe extern "C" fn(*mut c_void, *const c_char, *mut out::reef_source) -> reef_status,
     >,
 }
 

@@ -7,7 +7,7 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 
-use reef_capi::reef_source;
+use crate::out::reef_source;
 use reef_ctf::source::{Builder, Converted, Format};
 use reef_ctf::Error;
 

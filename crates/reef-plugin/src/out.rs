@@ -2,15 +2,17 @@
 //! (`include/reef_plugin.h`, `reef_source_*`): each checks its handle and
 //! arguments, feeds [`reef_ctf::source::Builder`] and returns a status;
 //! a misuse is `REEF_ERR_ARG` with its message, and the first one also
-//! ends the conversion (the events before it are kept). The `reef`
-//! binary exports them; `libreef_reader` does not.
+//! ends the conversion (the events before it are kept). They live here,
+//! not in reef-capi, so that `libreef_reader` does not have them; the
+//! `reef` binary exports them (reef-cli's build.rs).
 
 use std::ffi::c_char;
 
 use reef_ctf::source::{Builder, FieldType, Value};
 
-use crate::{
-    fail, guard, reef_status, text, REEF_ERR_ARG, REEF_ERR_HANDLE, REEF_ERR_NULL, REEF_OK,
+use reef_capi::{
+    c_text as text, fail_with as fail, guarded as guard, reef_status, REEF_ERR_ARG,
+    REEF_ERR_HANDLE, REEF_ERR_NULL, REEF_OK,
 };
 
 const MAGIC: u64 = 0x7265_6566_5f73_7263; // "reef_src"
