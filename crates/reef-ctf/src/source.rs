@@ -929,7 +929,10 @@ mod tests {
 
     #[test]
     fn misuses() {
-        type Case<'a> = (&'a str, &'a dyn Fn(&mut Builder, u32, u32) -> Result<(), String>);
+        type Case<'a> = (
+            &'a str,
+            &'a dyn Fn(&mut Builder, u32, u32) -> Result<(), String>,
+        );
         let cases: [Case; 5] = [
             ("is before the previous event's", &|b, c, s| {
                 event(b, s, c, 10, 1)?;
