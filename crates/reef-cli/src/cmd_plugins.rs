@@ -57,27 +57,43 @@ pub fn list(a: &PluginsArgs) -> anyhow::Result<ExitCode> {
     let (ext, ext_broken) = reef_plugin::externals();
     let mut out = std::io::stdout().lock();
     if a.json {
+        let entry = |name: &str,
+                     kinds: Vec<&str>,
+                     version: &str,
+                     description: &str,
+                     path: &PathBuf,
+                     lang: &str| {
+            serde_json::json!({
+                "name": name,
+                "kinds": kinds,
+                "version": version,
+                "description": description,
+                "path": path,
+                "language": lang,
+            })
+        };
         let v: Vec<serde_json::Value> = reg
             .plugins
             .iter()
             .map(|p| {
-                serde_json::json!({
-                    "name": p.name,
-                    "kinds": p.kind_names(),
-                    "version": p.version,
-                    "description": p.description,
-                    "path": p.path,
-                })
+                entry(
+                    &p.name,
+                    p.kind_names(),
+                    &p.version,
+                    &p.description,
+                    &p.path,
+                    "c",
+                )
             })
             .chain(reg.python.iter().map(|p| {
-                serde_json::json!({
-                    "name": p.name,
-                    "kinds": p.kind_names(),
-                    "version": p.version,
-                    "description": p.description,
-                    "path": p.path,
-                    "language": "python",
-                })
+                entry(
+                    &p.name,
+                    p.kind_names(),
+                    &p.version,
+                    &p.description,
+                    &p.path,
+                    "python",
+                )
             }))
             .collect();
         let broken: Vec<String> = reg.broken.iter().map(|e| e.to_string()).collect();

@@ -688,10 +688,7 @@ impl Builder {
     /// events completed before it are kept. An event left unfinished is
     /// dropped.
     pub fn finish(mut self) -> Result<Converted, Error> {
-        if self.cur.is_some() && self.err.is_none() {
-            let w = self.what();
-            let _ = self.fail::<()>(format!("{w}: the source ended inside it"));
-        }
+        self.end_unfinished();
         let tmp_err = |e| Error::io(&std::env::temp_dir(), e);
         self.flush_all().map_err(tmp_err)?;
         let mut files = Vec::new();
@@ -714,6 +711,14 @@ impl Builder {
         })
     }
 
+    /// An event begun and not ended when the source stopped: a misuse.
+    fn end_unfinished(&mut self) {
+        if self.cur.is_some() && self.err.is_none() {
+            let w = self.what();
+            let _ = self.fail::<()>(format!("{w}: the source ended inside it"));
+        }
+    }
+
     /// Writes out every stream's last packet, an unfinished event left
     /// out.
     fn flush_all(&mut self) -> std::io::Result<()> {
@@ -734,10 +739,7 @@ impl Builder {
     /// message) that [`read_dir`] turns back into the trace's cut.
     pub fn finish_dir(mut self) -> Result<(), Error> {
         let dir = self.dir.clone().unwrap_or_default();
-        if self.cur.is_some() && self.err.is_none() {
-            let w = self.what();
-            let _ = self.fail::<()>(format!("{w}: the source ended inside it"));
-        }
+        self.end_unfinished();
         let io = |e| Error::io(&dir, e);
         self.flush_all().map_err(io)?;
         std::fs::write(dir.join("metadata"), self.metadata()).map_err(io)?;

@@ -27,38 +27,38 @@ use crate::source::{Converted, Format};
 use crate::trace::StreamFile;
 use crate::Error;
 
-/// trace-cmd's `.dat` and perf.data, as [`crate::source`] formats.
+/// trace-cmd's `.dat` and perf.data, as [`crate::source`] formats (one
+/// converter, which tells them apart by their first bytes).
 pub(crate) fn formats() -> Vec<Arc<dyn Format>> {
-    vec![Arc::new(Dat), Arc::new(Perf)]
+    vec![
+        Arc::new(Builtin {
+            name: "ftrace",
+            description: "trace-cmd .dat files (versions 6 and 7)",
+            detect: dat::is_dat,
+        }),
+        Arc::new(Builtin {
+            name: "perf",
+            description: "perf.data files (perf record)",
+            detect: perf::is_perf,
+        }),
+    ]
 }
 
-struct Dat;
-struct Perf;
-
-impl Format for Dat {
-    fn name(&self) -> &str {
-        "ftrace"
-    }
-    fn description(&self) -> &str {
-        "trace-cmd .dat files (versions 6 and 7)"
-    }
-    fn detect(&self, _path: &Path, head: &[u8]) -> bool {
-        dat::is_dat(head)
-    }
-    fn convert(&self, path: &Path) -> Result<Converted, Error> {
-        convert(path)
-    }
+struct Builtin {
+    name: &'static str,
+    description: &'static str,
+    detect: fn(&[u8]) -> bool,
 }
 
-impl Format for Perf {
+impl Format for Builtin {
     fn name(&self) -> &str {
-        "perf"
+        self.name
     }
     fn description(&self) -> &str {
-        "perf.data files (perf record)"
+        self.description
     }
     fn detect(&self, _path: &Path, head: &[u8]) -> bool {
-        perf::is_perf(head)
+        (self.detect)(head)
     }
     fn convert(&self, path: &Path) -> Result<Converted, Error> {
         convert(path)
